@@ -33,3 +33,14 @@ def test_memos_do_not_change_results():
     again = [run_episode(RepairEnv('task_2_medium'), agent, 7) for agent in (HeuristicAgent(), OracleAgent())]
     for a, b in zip(first, again):
         assert (a.commands, a.ret, a.accuracy, a.target) == (b.commands, b.ret, b.accuracy, b.target)
+
+
+def test_benchmark_reports_cold_and_warm_speeds():
+    import importlib.util, pathlib
+    spec = importlib.util.spec_from_file_location('repair_bench', pathlib.Path(__file__).parents[1] / 'benchmarks' / 'repair.py')
+    bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
+    out = bench.main(['--agents', 'heuristic,submit', '--seeds', '2', '--tasks', 'task_0_tutorial'])['task_0_tutorial']
+    assert {'clean_accuracy', 'corrupted_accuracy', 'fit_ms_median'} <= set(out)
+    keys = {'success_rate', 'mean_return', 'heldout_accuracy', 'episodes_per_s', 'steps_per_s', 'validate_ms_median'}
+    assert keys | {f'{k}_warm' for k in ('episodes_per_s', 'steps_per_s', 'validate_ms_median')} <= set(out['heuristic'])
+    assert out['submit']['success_rate'] == 0.0
