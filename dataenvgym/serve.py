@@ -24,16 +24,8 @@ class RepairCommand(Action):
     "One text command, e.g. `'query_cleaner'` or `'apply 2'` (the wire form of `RepairAction`)."
     message: str
 
-class RepairWireObservation(Observation):
-    "What the agent sees after a step (the wire form of `RepairObservation`)."
-    response: str
-    current_accuracy: float
-    baseline_accuracy: float
-    target_accuracy: float
-    estimated_quality: float
-    rows_preserved_pct: float
-    budget_remaining: int
-    validate_cooldown: int = 0
+class RepairWireObservation(RepairObservation, Observation):
+    "What the agent sees after a step: `RepairObservation`'s fields on OpenEnv's `Observation` (the wire form)."
 
 class RepairWireState(State):
     "The episode's bookkeeping (the wire form of `RepairState`; OpenEnv's `State` allows the extra fields)."
