@@ -40,7 +40,7 @@ def calibrate(subskills: list[str], minutes: float, threshold: float, every: int
                 reached[sub] = {'examples': seen // len(subskills), 'minutes': round(elapsed, 2)}
         if len(reached) == len(subskills) or elapsed > minutes: raise Done
 
-    try: student.fit(data, on_step=on_step)
+    try: student.fit(data, on_step=on_step, progress=False)
     except Done: pass
     final = curve[-1]['per_subskill'] if curve else {}
     table = {s: {**reached.get(s, {'examples': None, 'minutes': None}), 'final_accuracy': final.get(s)} for s in subskills}

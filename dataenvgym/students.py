@@ -190,12 +190,13 @@ def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], 
 # %% ../nbs/20_students.ipynb #7c53d0f0
 @patch
 def fit(self: TinyLM, data: Sequence[Datum], *, from_base: bool = True,
-        on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> TinyLM:
-    "Train on `data`, from the base weights unless `from_base=False`; `on_step(step, loss)` runs after each step."
+        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **overrides) -> TinyLM:
+    "Train on `data`, from the base weights unless `from_base=False`; `overrides` change training settings for this fit."
     if not data: raise ValueError('TinyLM.fit needs at least one Datum; got none.')
+    config = TinyLMConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in overrides else {}), **overrides})
     if from_base: self.model.load_state_dict(self.base_state)
     examples = encode_examples(self.tokenizer, data, self.config.max_length)
-    self.losses = train_causal_lm(self.model, examples, self.config, self.tokenizer.pad_token_id, on_step, progress)
+    self.losses = train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)
     self.examples_seen = len(self.losses) * self.config.batch_size
     return self
 
