@@ -478,6 +478,50 @@ def splits(self: MathDomain, n_train: int, n_val: int, n_test: int, *, seed: int
                           f'ask for fewer than {need} tasks or add subskills.')
     return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val], 'test': pool[:n_test]})
 
+# %% ../../nbs/10_domains.math.ipynb #32422a3e
+_N = r'(-?[0-9]+)'
+
+def _ratio(a: str, b: str) -> Fraction: return Fraction(int(a), int(b))
+def _pct_of(p: str, n: str) -> Fraction: return Fraction(int(p) * int(n), 100)
+def _as_pct(part: str, n: str) -> Fraction: return Fraction(100 * int(part), int(n))
+
+def _arith(e: str) -> Fraction:
+    "`arith_value` of `e`, which may hold only ASCII digits, spaces, `+-*/` and parentheses."
+    if not re.fullmatch(r'[0-9+\-*/() ]+', e): raise ValueError(f'Not plain arithmetic: {e!r}')
+    return arith_value(e)
+
+def _mod(e: str, m: str) -> int:
+    "`e mod m` for a modulus m ≥ 1 and an integer `e`: a power `a^k`, or plain arithmetic."
+    if (m := int(m)) < 1: raise ValueError(f'Not a modulus: {m}')
+    if p := re.fullmatch(r'([0-9]+)\^([0-9]+)', e): return pow(int(p[1]), int(p[2]), m)
+    if (x := _arith(e)).denominator != 1: raise ValueError(f'Not an integer: {e!r}')
+    return int(x) % m
+
+def _linear(lhs: str, rhs: str, v: str) -> Fraction:
+    "The solution of `a·v+b = c` (either side first), `a·v+b` written as `_lin` writes it and c an integer."
+    if re.fullmatch(_N, lhs): lhs, rhs = rhs, lhs
+    m = re.fullmatch(rf'(-?[0-9]*){v}([+-][0-9]+)?', lhs)
+    if not m or not re.fullmatch(_N, rhs): raise ValueError(f'Not a linear equation in {v}')
+    return Fraction(int(rhs) - int(m[2] or 0), int(m[1] + '1' if m[1] in ('', '-') else m[1]))
+
+_FORMATS: list[tuple[str, Callable[..., int | Fraction]]] = [  # the first pattern that matches decides
+    (rf'simplify {_N}/{_N}=', _ratio), (rf'{_N}/{_N} in lowest terms=', _ratio), (rf'{_N} divided by {_N}=', _ratio),
+    (rf'{_N}/{_N} of {_N}/{_N}=', lambda a, b, c, d: _ratio(a, b) * _ratio(c, d)),
+    (rf'{_N}% of {_N}=', _pct_of), (rf'what is {_N}% of {_N}\?', _pct_of),
+    (rf'{_N} is what % of {_N}\?', _as_pct), (rf'{_N}/{_N} as a %=', _as_pct),
+    (r'(.+) mod ([0-9]+)=', _mod), (r'(.+)%([0-9]+)=', _mod),
+    (r'([^=]+)=([^=]+), ([a-z])=', _linear), (r'([^=]+)=', _arith)]
+
+@patch
+def solve(self: MathDomain, prompt: str) -> str | None:
+    "The exact answer to a prompt in one of the generator's formats, written as the generator writes it; else None."
+    if not isinstance(prompt, str) or len(prompt := prompt.strip()) > 100: return None
+    for pattern, value in _FORMATS:
+        if m := re.fullmatch(pattern, prompt):
+            try: return fmt_number(value(*m.groups()))
+            except (ArithmeticError, ValueError, SyntaxError): return None
+    return None
+
 # %% ../../nbs/10_domains.math.ipynb #64d3e20e
 _MATH_FIELDS = ('problem', 'level', 'type', 'solution')
 
