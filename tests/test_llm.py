@@ -7,7 +7,7 @@ import pytest
 
 from dataenvgym.domains.math import MathDomain
 from dataenvgym.llm import LLM, CallCache, LLMConfig, LLMError, ReplayMiss, ScriptedServer
-from dataenvgym.llm_teachers import StandInTeacher, llm_tree_setup
+from dataenvgym.llm_teachers import StandInTeacher, llm_setup
 from dataenvgym.runner import run_episode
 
 RECORDING = Path(__file__).parents[1] / 'nbs' / 'recordings' / 'skill_tree_tiny.jsonl'
@@ -37,7 +37,7 @@ def test_failing_endpoint_leaves_a_resumable_episode(tmp_path, bad):
     # discovery (3) + proposer (1) + policy (1) + engine calls come first; fail somewhere inside iteration 1
     with ScriptedServer(_flaky(StandInTeacher(TINY), 6, bad)) as srv:
         llm = LLM(srv.config(http_retries=1), CallCache(tmp_path / 'calls.jsonl', 'auto'))
-        env, policy = llm_tree_setup(llm)
+        env, policy = llm_setup('skill-tree', llm)
         with pytest.raises(LLMError, match=r'scripted \(\w+\)'):
             run_episode(env, policy, out, seed=0, meter=llm.meter, progress=False)
     assert sorted(p.name for p in out.iterdir()) == ['iteration_0', 'run.json'], 'a half-written iteration was left behind'
@@ -46,7 +46,7 @@ def test_failing_endpoint_leaves_a_resumable_episode(tmp_path, bad):
     # resume against a healthy server: the calls made before the failure are replayed, the episode completes
     with ScriptedServer(StandInTeacher(TINY)) as srv:
         llm = LLM(srv.config(), CallCache(tmp_path / 'calls.jsonl', 'auto'))
-        env, policy = llm_tree_setup(llm)
+        env, policy = llm_setup('skill-tree', llm)
         result = run_episode(env, policy, out, seed=0, meter=llm.meter, progress=False)
     assert result.iterations[-1].iteration == env.config.iterations
     assert {u.module for u in result.usage} == {'discovery', 'proposer', 'engine', 'policy'}
@@ -56,7 +56,7 @@ def test_committed_recording_replays_byte_identically(tmp_path):
     runs = []
     for name in 'ab':
         llm = LLM(LLMConfig(model='scripted', base_url='http://127.0.0.1:9/v1'), CallCache(RECORDING, 'replay'))
-        env, policy = llm_tree_setup(llm)
+        env, policy = llm_setup('skill-tree', llm)
         runs.append(run_episode(env, policy, tmp_path / name, seed=0, meter=llm.meter, progress=False))
     assert _episode_files(tmp_path / 'a') == _episode_files(tmp_path / 'b')
     assert runs[0].usage == runs[1].usage and all(u.calls == u.replayed for u in runs[0].usage)
@@ -66,6 +66,6 @@ def test_committed_recording_replays_byte_identically(tmp_path):
 
 def test_replay_of_a_changed_episode_fails_clearly(tmp_path):
     llm = LLM(LLMConfig(model='another-model', base_url='http://127.0.0.1:9/v1'), CallCache(RECORDING, 'replay'))
-    env, policy = llm_tree_setup(llm)
+    env, policy = llm_setup('skill-tree', llm)
     with pytest.raises(ReplayMiss, match="no recorded reply for this Labels call of module 'discovery'"):
         run_episode(env, policy, tmp_path / 'x', seed=0, meter=llm.meter, progress=False)
