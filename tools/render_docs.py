@@ -6,7 +6,7 @@ as nbdev's own renderer does. Pages load nothing from the network: no MathJax, r
 
 Usage: python tools/render_docs.py [OUT]     (default OUT: _docs)
 """
-import html, re, sys
+import base64, html, re, sys
 from pathlib import Path
 
 import nbformat
@@ -17,6 +17,12 @@ NBS = ROOT / 'nbs'
 DIRECTIVE = re.compile(r'^\s*#\|\s*(\S+)')
 OFFLINE = dict(mathjax_url='', require_js_url='', jquery_url='', widget_renderer_url='', jupyter_widgets_base_url='',
                mermaid_js_url='')
+
+# the "Open in Colab" badge, drawn locally so the page loads nothing from the network (the link itself stays)
+_BADGE = ('<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20"><rect width="117" height="20" rx="3" fill="#555"/>'
+          '<rect x="50" width="67" height="20" rx="3" fill="#f9ab00"/><g fill="#fff" font-family="Verdana,sans-serif" font-size="11">'
+          '<text x="7" y="14">Open in</text><text x="58" y="14">Colab</text></g></svg>')
+COLAB_BADGE = 'data:image/svg+xml;base64,' + base64.b64encode(_BADGE.encode()).decode()
 
 
 def notebooks() -> list[Path]:
@@ -48,6 +54,7 @@ def render(out: Path = ROOT / '_docs') -> list[Path]:
         body, _ = exporter.from_notebook_node(_prepare(nbformat.read(nb_path, as_version=4)))
         body = re.sub(r'<script[^>]+src="https?://[^"]*"[^>]*>\s*</script>', '', body)   # nothing from the network
         body = body.replace('<head>', '<head><link rel="icon" href="data:,">', 1)            # no favicon request either
+        body = body.replace('https://colab.research.google.com/assets/colab-badge.svg', COLAB_BADGE)
         page = out / nb_path.relative_to(NBS).with_suffix('.html')
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(body, encoding='utf-8')
