@@ -1,5 +1,5 @@
 """The rendered docs in a real browser: every page (tutorials included) loads in headless Chromium with no console
-error, every figure on it is present and decoded, and each tutorial page is screenshotted into `_docs/screenshots/`.
+error, every figure on it is present and decoded, and each tutorial page, and each figure on it, is screenshotted into `_docs/screenshots/`.
 
 Needs Debian's chromium and chromium-driver (`.ci/run` installs them where it can) and selenium (the dev extra); the
 test skips, saying which is missing, when they are not there."""
@@ -52,6 +52,7 @@ FIGURES = 'return Array.from(document.images).map(i => [i.complete && i.naturalW
 
 
 def test_every_page_loads_with_its_figures(site, browser):
+    from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     out, pages, url = site
     shots = out / 'screenshots'
@@ -72,5 +73,7 @@ def test_every_page_loads_with_its_figures(site, browser):
             browser.set_window_size(1280, height)
             browser.save_screenshot(str(shots / f'{page.stem}.png'))
             browser.set_window_size(1280, 900)
+            for k, img in enumerate(browser.find_elements(By.TAG_NAME, 'img')):     # each figure on its own, as rendered
+                if img.size['height'] > 40: img.screenshot(str(shots / f'{page.stem}-figure{k}.png'))
     assert not problems, '\n'.join(problems)
     assert len(pages) >= 15 and tutorials == len(list((ROOT / 'nbs' / 'tutorials').glob('*.ipynb')))
