@@ -189,8 +189,9 @@ class Student(Protocol):
 
 # %% ../nbs/00_core.ipynb #92e07556
 def grade_all(domain: Domain, tasks: Sequence[Task], responses: Sequence[str]) -> list[Attempt]:
-    "Grade `responses` to `tasks` with `domain`'s grader."
+    "Grade `responses` to `tasks` with `domain`'s grader (its `grade_many` where it has one, e.g. to run code in parallel)."
     if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} responses')
+    if hasattr(domain, 'grade_many'): return domain.grade_many(list(tasks), list(responses))
     return [domain.grade(t, r) for t, r in zip(tasks, responses)]
 
 def evaluate(student: Student, tasks: Sequence[Task], domain: Domain) -> EvalReport:

@@ -22,8 +22,9 @@ from .skills import OracleDiscoverer, SkillDiscoverer, SkillForest, SkillMap, Su
 __all__ = ['DataSpec', 'Generated', 'Engine', 'Failure', 'TeachingObservation', 'OpenEndedObservation', 'SkillListObservation',
            'SkillTreeObservation', 'OpenEndedAction', 'SkillPlan', 'SkillListAction', 'Explore', 'Exploit',
            'SkillTreeAction', 'ValidationGain', 'DataCost', 'default_reward', 'TeachingConfig', 'TeachingState',
-           'seed_counts', 'episode_splits', 'quality_check', 'quiet_fit', 'quiet_transformers', 'stable_seed',
-           'TeachingEnv', 'OpenEndedEnv', 'spread_evenly', 'SkillListEnv', 'SkillTreeEnv']
+           'task_key', 'task_datum', 'seed_counts', 'episode_splits', 'quality_check', 'quiet_fit',
+           'quiet_transformers', 'stable_seed', 'TeachingEnv', 'OpenEndedEnv', 'spread_evenly', 'SkillListEnv',
+           'SkillTreeEnv']
 
 # %% ../nbs/31_envs.ipynb #c313c3a3
 class DataSpec(BaseModel):
@@ -165,6 +166,16 @@ class TeachingState(BaseModel):
     forest: SkillForest | None = None
 
 # %% ../nbs/31_envs.ipynb #afae376f
+def task_key(domain, task: Task) -> str:
+    "What makes `task` the same question as another: `domain.key(task)` where the domain defines it, else the prompt."
+    return domain.key(task) if hasattr(domain, 'key') else task.prompt
+
+def task_datum(domain, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
+    "A datum teaching `response` (default: the reference answer) to `task`: `domain.datum` where defined, else `Datum.from_task`."
+    if hasattr(domain, 'datum'): return domain.datum(task, source=source, response=response, **metadata)
+    d = Datum.from_task(task, source, **metadata)
+    return d if response is None else Datum(**{**d.model_dump(exclude={'id'}), 'response': response})
+
 def seed_counts(domain, config: TeachingConfig) -> dict[str, int]:
     "Seed-training examples per subskill: the same for all, or as the config lists them."
     n = config.seed_per_subskill
@@ -173,23 +184,24 @@ def seed_counts(domain, config: TeachingConfig) -> dict[str, int]:
     return {s: n.get(s, 0) for s in domain.subskills}
 
 def episode_splits(domain, config: TeachingConfig, seed: int) -> dict[str, list[Task]]:
-    "Disjoint seed-train, validation and test tasks for an episode (no prompt in two of them)."
+    "Disjoint seed-train, validation and test tasks for an episode (no question, by `task_key`, in two of them)."
     k = len(domain.subskills)
     split = domain.splits(0, config.val_per_subskill * k, config.test_per_subskill * k, seed=seed)
-    taken, train = {t.prompt for t in split['val'] + split['test']}, []
+    key = lambda t: task_key(domain, t)
+    taken, train = {key(t) for t in split['val'] + split['test']}, []
     for sub, n in seed_counts(domain, config).items():
-        fresh = [t for t in domain.tasks(3 * n + 50, subskill=sub, seed=stable_seed(seed, 'seed data', sub)) if t.prompt not in taken]
-        fresh = list({t.prompt: t for t in fresh}.values())[:n]
+        fresh = [t for t in domain.tasks(3 * n + 50, subskill=sub, seed=stable_seed(seed, 'seed data', sub)) if key(t) not in taken]
+        fresh = list({key(t): t for t in fresh}.values())[:n]
         if len(fresh) < n: raise ValueError(f'{sub} has too few distinct prompts for {n} seed examples besides the exam')
-        train += fresh; taken |= {t.prompt for t in fresh}
+        train += fresh; taken |= {key(t) for t in fresh}
     return {**split, 'train': train}
 
 def quality_check(domain, generated: Sequence[Generated], exam_prompts: set[str],
                   known: set[str] = frozenset()) -> tuple[list[Datum], dict[str, int]]:
-    "Keep new data (not in `known` ids) whose response the grader accepts and whose prompt is no exam prompt; count the rest."
+    "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`task_key`) is no exam question; count the rest."
     kept, rejected, seen = [], {}, set(known)
     for g in generated:
-        reason = ('exam prompt' if g.datum.prompt in exam_prompts else 'duplicate' if g.datum.id in seen
+        reason = ('exam prompt' if task_key(domain, g.task) in exam_prompts else 'duplicate' if g.datum.id in seen
                   else None if domain.grade(g.task, g.datum.response).correct else 'wrong answer')
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
@@ -238,10 +250,10 @@ class TeachingEnv:
 def _prepare(self: TeachingEnv, seed: int) -> None:
     "Draw the episode's tasks and discover skills on the validation tasks."
     split = episode_splits(self.domain, self.config, seed)
-    self.seed_data = [Datum.from_task(t, source='seed') for t in split['train']]
+    self.seed_data = [task_datum(self.domain, t, source='seed') for t in split['train']]
     self.val, self.test = split['val'], split['test']
     self.val_by_id = {t.id: t for t in self.val}
-    self.exam_prompts = {t.prompt for t in self.val + self.test}
+    self.exam_prompts = {task_key(self.domain, t) for t in self.val + self.test}     # prompts, in text domains
     self.skill_map: SkillMap = self.discoverer.discover(self.val)
 
 def _seed_key(env: TeachingEnv, student: Student, seed: int) -> str:
@@ -330,7 +342,7 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
     self.report = self._evaluate()
     self._state = s.model_copy(update={
         'iteration': s.iteration + 1, 'n_data': len(self.data), 'history': s.history + [self.report.overall],
-        'skill_history': s.skill_history + [self.report.per_skill], 'forest': self._account(forest, kept)})
+        'skill_history': s.skill_history + [self.report.per_skill], 'forest': self._account(forest, kept, {g.datum.id: g.task for g in generated})})
     obs = self._observe(added=len(kept), rejected=rejected)
     return obs.model_copy(update={'reward': self.reward(action, obs)})
 
@@ -359,7 +371,7 @@ def _check_budget(self: TeachingEnv, specs: list[DataSpec]) -> list[DataSpec]:
     return specs
 
 @patch
-def _account(self: TeachingEnv, forest: SkillForest | None, kept: list[Datum]) -> SkillForest | None: return forest
+def _account(self: TeachingEnv, forest: SkillForest | None, kept: list[Datum], tasks: dict[str, Task]) -> SkillForest | None: return forest
 
 # %% ../nbs/31_envs.ipynb #d96b65b7
 class OpenEndedEnv(TeachingEnv):
@@ -449,13 +461,13 @@ class SkillTreeEnv(TeachingEnv):
                  for sub, n in subs.items() if n > 0]
         return self._check_budget(specs), forest
 
-    def _account(self, forest: SkillForest, kept: list[Datum]) -> SkillForest:
-        "Record the new data and the student's accuracy on it under each subskill, and the validation accuracy."
+    def _account(self, forest: SkillForest, kept: list[Datum], tasks: dict[str, Task]) -> SkillForest:
+        "Record the new data and the student's accuracy on it (graded as the tasks `tasks` maps their ids to) under each subskill, and the validation accuracy."
         by_sub: dict[tuple[str, str], list[Datum]] = {}
         for d in kept: by_sub.setdefault((d.skill, d.subskill), []).append(d)
         for (skill, sub), data in by_sub.items():
             if sub not in forest.subskills(skill): continue
-            tasks = [Task(domain='teacher data', prompt=d.prompt, answer=d.response, skill=skill, subskill=sub) for d in data]
-            acc = sum(a.correct for a in grade_all(self.domain, tasks, self.student.predict(tasks))) / len(data)
+            asked = [tasks[d.id] for d in data]
+            acc = sum(a.correct for a in grade_all(self.domain, asked, self.student.predict(asked))) / len(data)
             forest = forest.with_data(skill, sub, [d.id for d in data]).with_accuracy(skill, sub, acc)
         return forest.with_validation(self.report.per_skill)

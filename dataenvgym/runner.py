@@ -21,8 +21,8 @@ from .llm import Meter, Usage, usage_table
 from .viz import plot_style
 
 # %% auto #0
-__all__ = ['PRESETS', 'ENVS', 'save_iteration', 'restore_iteration', 'IterationLog', 'EpisodeResult', 'run_episode', 'finish',
-           'summary_table', 'plot_episode', 'Preset', 'teaching_setup']
+__all__ = ['DOMAINS', 'STUDENTS', 'PRESETS', 'ENVS', 'save_iteration', 'restore_iteration', 'IterationLog', 'EpisodeResult',
+           'run_episode', 'finish', 'summary_table', 'plot_episode', 'Preset', 'preset_name', 'teaching_setup']
 
 # %% ../nbs/34_runner.ipynb #fd91269b
 def save_iteration(env: TeachingEnv, obs: TeachingObservation, action: BaseModel | None, path: str | Path) -> Path:
@@ -191,18 +191,41 @@ def plot_episode(result: EpisodeResult) -> plt.Figure:
     return fig
 
 # %% ../nbs/34_runner.ipynb #cf85f0e2
+from .core import Domain, Student, check_choice
+from .domains.code import CodeDomain
 from .domains.math import MathDomain
+from .domains.tools import ToolDomain
+from .domains.vqa import VQADomain
 from .envs import OpenEndedEnv, SkillListEnv, SkillTreeEnv, TeachingConfig
 from .skills import TaxonomyProposer
 from .students import TinyLM
 from .teachers import ProceduralEngine, make_teacher
+from .vqa_student import VQAStudent
+
+DOMAINS: dict[str, Callable[..., Domain]] = {'math': MathDomain, 'code': CodeDomain, 'tools': ToolDomain, 'vqa': VQADomain}
+STUDENTS: dict[str, Callable[..., Student]] = {'math': TinyLM, 'code': TinyLM, 'tools': TinyLM, 'vqa': VQAStudent}
 
 class Preset(BaseModel):
     "Everything a teaching setup needs besides the environment and the policy."
-    subskills: list[str]
-    student: dict[str, Any] = Field(default_factory=dict)     # TinyLM settings
+    domain: str = 'math'
+    subskills: list[str] | None = None                         # what the domain is built from (tools: tool combinations); None: its default
+    student: dict[str, Any] = Field(default_factory=dict)     # settings of the domain's student, over the domain's `student_settings`
     config: TeachingConfig = Field(default_factory=TeachingConfig)
     initial_allocation: int = 0                               # SKILL-TREE: allocation of the first subskills
+
+    def make_domain(self) -> Domain:
+        "The domain, built from the preset's subskills."
+        return DOMAINS[self.domain]() if self.subskills is None else DOMAINS[self.domain](self.subskills)
+
+    def make_student(self, domain: Domain) -> Callable[[int], Student]:
+        "A function from seed to a fresh student of the domain's kind, with the preset's settings."
+        cls, settings = STUDENTS[self.domain], {**getattr(domain, 'student_settings', {}), **self.student}
+        return lambda seed: cls(seed=seed, **settings)
+
+_TINY_LM = dict(hidden_size=32, layers=1, heads=2, intermediate_size=64, batch_size=32, warmup_steps=5)
+_TINY = TeachingConfig(iterations=2, budget=40, seed_per_subskill=30, val_per_subskill=10, test_per_subskill=10,
+                       seed_fit={'steps': 30}, fit={'steps': 20})
+_SMALL_LM = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch_size=32, lr=3e-3)
 
 PRESETS: dict[str, Preset] = {
     'embedded': Preset(
@@ -213,25 +236,48 @@ PRESETS: dict[str, Preset] = {
                                                  'lin_1step': 300, 'lin_2step': 100, 'mod_small': 100, 'mul_2x2digit': 100,
                                                  'div_1digit': 100},
                               seed_fit={'steps': 1500}, fit={'steps': 500, 'warmup_steps': 20}, from_base=False, replay=1.0)),
-    'tiny': Preset(
-        subskills=['add_2digit', 'add_3digit', 'mod_small'],
-        student=dict(hidden_size=32, layers=1, heads=2, intermediate_size=64, batch_size=32, warmup_steps=5),
-        config=TeachingConfig(iterations=2, budget=40, seed_per_subskill=30, val_per_subskill=10, test_per_subskill=10,
-                              seed_fit={'steps': 30}, fit={'steps': 20}), initial_allocation=5),
+    'tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], student=_TINY_LM, config=_TINY, initial_allocation=5),
+    # the other domains: `tiny` runs every part in seconds; `embedded` is a first, uncalibrated setting
+    'tools/embedded': Preset(
+        domain='tools', student=_SMALL_LM,
+        config=TeachingConfig(iterations=3, budget=1200, val_per_subskill=20, test_per_subskill=40, seed_per_subskill=300,
+                              seed_fit={'steps': 800}, fit={'steps': 300, 'warmup_steps': 20}, from_base=False, replay=1.0)),
+    'tools/tiny': Preset(domain='tools', subskills=['capital', 'capital+upper', 'population+mul'], student=_TINY_LM,
+                         config=_TINY, initial_allocation=5),
+    'code/embedded': Preset(
+        domain='code', student=_SMALL_LM,
+        config=TeachingConfig(iterations=3, budget=1200, val_per_subskill=10, test_per_subskill=20, seed_per_subskill=200,
+                              seed_fit={'steps': 800}, fit={'steps': 300, 'warmup_steps': 20}, from_base=False, replay=1.0)),
+    'code/tiny': Preset(domain='code', subskills=['str_transform', 'list_map', 'formulas'], student=_TINY_LM,
+                        config=_TINY.model_copy(update={'val_per_subskill': 4, 'test_per_subskill': 4}), initial_allocation=5),
+    'vqa/embedded': Preset(
+        domain='vqa',
+        config=TeachingConfig(iterations=3, budget=1500, val_per_subskill=30, test_per_subskill=60, seed_per_subskill=300,
+                              seed_fit={'steps': 800}, fit={'steps': 300, 'warmup_steps': 20}, from_base=False, replay=1.0)),
+    'vqa/tiny': Preset(domain='vqa', subskills=['color', 'count_all', 'left_right'],
+                       student=dict(channels=(8, 16, 16), word_dim=16, question_dim=32, hidden=32, batch_size=32, warmup_steps=5),
+                       config=_TINY, initial_allocation=5),
 }
+
+def preset_name(preset: str, domain: str = 'math') -> str:
+    "The key in `PRESETS` of the preset called `preset` for `domain` (`tiny` for tools is `tools/tiny`)."
+    check_choice(domain, DOMAINS, 'domain')
+    name = preset if domain == 'math' or '/' in preset else f'{domain}/{preset}'
+    valid = [k for k, p in PRESETS.items() if p.domain == domain]
+    if name not in valid: raise ValueError(f'Unknown preset {preset!r} for the {domain} domain; valid presets: {", ".join(valid)}')
+    return name
 
 ENVS = {'open-ended': OpenEndedEnv, 'skill-list': SkillListEnv, 'skill-tree': SkillTreeEnv}
 
 def teaching_setup(env: str, policy: str = 'with-state', preset: str = 'embedded', domain: str = 'math', *,
                    iterations: int | None = None, seed_cache: str | Path | None = None) -> tuple[TeachingEnv, Callable]:
-    "An environment and a registered policy, by name, from a preset."
-    from dataenvgym.core import check_choice
-    check_choice(env, ENVS, 'environment'); check_choice(domain, ['math'], 'domain')
-    p = PRESETS[check_choice(preset, PRESETS, 'preset')]
-    dom = MathDomain(p.subskills)
+    "An environment and a registered policy, by name, from the domain's preset."
+    check_choice(env, ENVS, 'environment')
+    p = PRESETS[preset_name(preset, domain)]
+    dom = p.make_domain()
     config = p.config if iterations is None else p.config.model_copy(update={'iterations': iterations})
     kwargs = dict(config=config, seed_cache=seed_cache)
-    student = lambda seed: TinyLM(seed=seed, **p.student)
+    student = p.make_student(dom)
     if env == 'skill-tree':
         e = SkillTreeEnv(dom, student, ProceduralEngine(dom), TaxonomyProposer(dom), initial_allocation=p.initial_allocation, **kwargs)
     else: e = ENVS[env](dom, student, ProceduralEngine(dom), **kwargs)

@@ -26,8 +26,8 @@ from .core import Datum, Task
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'CHARS', 'ALPACA_TEMPLATE', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses',
-           'response_loss', 'TinyLMConfig', 'llama_config', 'TinyLM', 'lr_factor', 'train_causal_lm', 'HFStudentConfig',
-           'HFStudent']
+           'response_loss', 'TinyLMConfig', 'llama_config', 'SeededStudent', 'TinyLM', 'lr_factor', 'train_steps',
+           'train_causal_lm', 'HFStudentConfig', 'HFStudent']
 
 # %% ../nbs/20_students.ipynb #6948ef55
 SPECIAL_TOKENS = ['<pad>', '<bos>', '<eos>', '<unk>']
@@ -133,7 +133,19 @@ def llama_config(config: TinyLMConfig, tokenizer: PreTrainedTokenizerBase) -> Ll
                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
 
 # %% ../nbs/20_students.ipynb #93d19543
-class TinyLM:
+class SeededStudent:
+    "What the students built and trained from a seed share: a torch `model`, its size, and the base weights `fit` starts from."
+    model: torch.nn.Module
+
+    @property
+    def num_parameters(self) -> int: return sum(p.numel() for p in self.model.parameters())
+
+    def set_base(self):
+        "Make the current weights the base that `fit` starts from."
+        self.base_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        return self
+
+class TinyLM(SeededStudent):
     "A character-level Llama of about 1M parameters, trained fully from a seed on a CPU: a `Student`."
     def __init__(self, config: TinyLMConfig | None = None, **overrides):
         self.config = TinyLMConfig.model_validate({**(config or TinyLMConfig()).model_dump(), **overrides})
@@ -143,14 +155,6 @@ class TinyLM:
             self.model = LlamaForCausalLM(llama_config(self.config, self.tokenizer)).eval()
         self.examples_seen, self.losses = 0, []
         self.set_base()
-
-    @property
-    def num_parameters(self) -> int: return sum(p.numel() for p in self.model.parameters())
-
-    def set_base(self) -> TinyLM:
-        "Make the current weights the base that `fit` starts from."
-        self.base_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-        return self
 
     def __repr__(self):
         c = self.config
@@ -164,20 +168,19 @@ def lr_factor(step: int, steps: int, warmup_steps: int, schedule: str = 'cosine'
     return 0.5 * (1 + math.cos(math.pi * (step - warmup_steps) / max(1, steps - warmup_steps)))
 
 # %% ../nbs/20_students.ipynb #a9dcbec9
-def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], list[int]]], config: TinyLMConfig,
-                    pad_id: int, on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
-    "Train `model` on encoded `examples` for `config.n_steps` steps; returns the loss of every step."
-    steps, bs = config.n_steps(len(examples)), config.batch_size
+def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[list[int]], torch.Tensor], config,
+                on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
+    "Train `model` for `config.n_steps(n_examples)` steps on batches of example indices (a seeded shuffle, epoch after epoch); returns every step's loss."
+    steps, bs = config.n_steps(n_examples), config.batch_size
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, steps, config.warmup_steps, config.schedule))
     gen, order, losses = torch.Generator().manual_seed(config.seed), [], []
     model.train()
     try:
         for step in (bar := tqdm(range(steps), desc='training', disable=not progress, leave=False)):
-            while len(order) < bs: order += torch.randperm(len(examples), generator=gen).tolist()
-            ids, labels = collate([examples[i] for i in order[:bs]], pad_id)
+            while len(order) < bs: order += torch.randperm(n_examples, generator=gen).tolist()
+            loss = batch_loss(order[:bs])
             order = order[bs:]
-            loss = model(input_ids=ids, labels=labels).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step(); sched.step(); opt.zero_grad(set_to_none=True)
@@ -186,6 +189,14 @@ def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], 
             if on_step: on_step(step, losses[-1])
     finally: model.eval()
     return losses
+
+def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], list[int]]], config: TinyLMConfig,
+                    pad_id: int, on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
+    "Train `model` on encoded `examples` for `config.n_steps` steps; returns the loss of every step."
+    def batch_loss(idx: list[int]) -> torch.Tensor:
+        ids, labels = collate([examples[i] for i in idx], pad_id)
+        return model(input_ids=ids, labels=labels).loss
+    return train_steps(model, len(examples), batch_loss, config, on_step, progress)
 
 # %% ../nbs/20_students.ipynb #7c53d0f0
 @patch

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from .core import Datum, Task, check_choice
 from .envs import (DataSpec, Explore, Exploit, Failure, Generated, OpenEndedAction, OpenEndedObservation, SkillListAction,
                              SkillListObservation, SkillPlan, SkillTreeAction, SkillTreeObservation, TeachingObservation,
-                             spread_evenly, stable_seed)
+                             spread_evenly, stable_seed, task_datum)
 
 # %% auto #0
 __all__ = ['TEACHERS', 'wrong_answer', 'ProceduralEngine', 'teachability', 'allocate', 'skill_histories', 'uniform_counts',
@@ -48,8 +48,8 @@ class ProceduralEngine:
         for spec in specs:
             for task in self._tasks(spec, examples.get(spec.like) if spec.like else None, rng.getrandbits(32)):
                 response = wrong_answer(task.answer, rng) if rng.random() < self.error_rate else task.answer
-                datum = Datum(prompt=task.prompt, response=response, skill=task.skill, subskill=task.subskill,
-                              source='procedural', metadata={'difficulty': task.difficulty, 'spec': spec.model_dump(exclude_defaults=True)})
+                datum = task_datum(self.domain, task, source='procedural', response=response,
+                                   spec=spec.model_dump(exclude_defaults=True))
                 out.append(Generated(task=task, datum=datum))
         return out
 

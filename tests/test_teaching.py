@@ -28,7 +28,9 @@ def test_killed_episode_resumes_to_the_same_result(tmp_path):
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL); proc.wait()
     assert not (run / 'result.jsonl').exists() and not (run / 'iteration_4').exists(), 'killed too late to test resume'
-    resumed = _result(subprocess.run([*TEACH, '--out', str(run)], capture_output=True, text=True, check=True, timeout=600).stdout)
+    done = subprocess.run([*TEACH, "--out", str(run)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    resumed = _result(done.stdout)
     assert resumed == straight
     assert (run / 'iteration_4' / 'data.jsonl').read_text() == (tmp_path / 'a' / 'iteration_4' / 'data.jsonl').read_text()
 

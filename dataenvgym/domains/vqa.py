@@ -19,10 +19,10 @@ __all__ = ['SHAPES', 'COLORS', 'SIZES', 'MATERIALS', 'VOCAB', 'BACKGROUND', 'LEV
            'QuestionMaker', 'QSUBSKILLS', 'VQA_TAXONOMY', 'NB_SUFFIX', 'NB_PAIRS', 'NB_GOLD', 'MAX_OBJECTS',
            'check_scene', 'render_scene', 'random_object', 'random_scene', 'phrase', 'matching', 'refer', 'article',
            'QSubskill', 'vqa_taxonomy_tree', 'scene_task', 'make_task', 'task_image', 'scene_id', 'save_images',
-           'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read', 'naturalbench_scores',
-           'VQADomain', 'parse_scene_spec', 'layout_scene', 'spec_text', 'SceneEngine', 'show_scenes', 'gqa_task',
-           'load_gqa', 'gqa_balanced_subset', 'gqa_splits', 'gqa_subset_rows', 'load_gqa_subset', 'naturalbench_tasks',
-           'load_naturalbench', 'naturalbench_splits']
+           'image_key', 'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
+           'naturalbench_scores', 'VQADomain', 'parse_scene_spec', 'layout_scene', 'spec_text', 'SceneEngine',
+           'show_scenes', 'gqa_task', 'load_gqa', 'gqa_balanced_subset', 'gqa_splits', 'gqa_subset_rows',
+           'load_gqa_subset', 'naturalbench_tasks', 'load_naturalbench', 'naturalbench_splits']
 
 # %% ../../nbs/12_domains.vqa.ipynb #3ad48d8d
 SHAPES = ('circle', 'square', 'triangle', 'diamond')
@@ -371,10 +371,17 @@ def save_images(tasks: Sequence[Task], folder: str | Path) -> list[Task]:
         out.append(t.model_copy(update={'metadata': {**t.metadata, 'image_path': str(path)}}))
     return out
 
-def vqa_datum(task: Task, source: str = 'task') -> Datum:
-    "A training `Datum` that teaches `task`'s answer, keeping what `task_image` needs to show its image."
+def image_key(item: Task | Datum) -> str:
+    "What identifies an item's image: its scene graph's id, else its image file."
+    md = item.metadata
+    return scene_id(md['scene']) if 'scene' in md else str(md.get('image_path', ''))
+
+def vqa_datum(task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
+    "A training `Datum` that teaches `task`'s answer (or `response`), keeping what `task_image` needs to show its image; its id covers the image."
     keep = {k: task.metadata[k] for k in ('scene', 'image_size', 'image_path', 'options') if k in task.metadata}
-    return Datum.from_task(task, source=source, **keep)
+    d = Datum.from_task(task, source=source, **keep, **metadata)
+    response = task.answer if response is None else response
+    return d.model_copy(update={'response': response, 'id': stable_id(task.prompt, response, image_key(task))})
 
 # %% ../../nbs/12_domains.vqa.ipynb #cc1abdfc
 _NUMBER_WORDS = dict(zip('zero one two three four five six seven eight nine ten'.split(), NUMBERS))
@@ -471,6 +478,14 @@ class VQADomain:
                            f'wrong: read {("no answer", "No/B", "Yes/A")[got + 1]}, expected {task.answer}')
         ok, why = grade_vqa(response, task.answer, task.metadata.get('options'))
         return Attempt(task=task, response=response, correct=ok, feedback=why)
+
+    def key(self, task: Task) -> str:
+        "The same question about the same image is the same task (the teaching environments keep exam questions out of training data by this key)."
+        return stable_id(task.prompt, image_key(task))
+
+    def datum(self, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
+        "A training datum for `task` that keeps its image (`vqa_datum`); the teaching environments make data with it."
+        return vqa_datum(task, source, response, **metadata)
 
     def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
         "Disjoint train/val/test tasks (no shared task id or image); test comes first, so it depends only on `n_test` and `seed`."
