@@ -32,8 +32,9 @@ def boxes() -> set[str]:
 
 
 @pytest.fixture(autouse=True)
-def unharmed():
+def unharmed(tmp_path, monkeypatch):
     "Around every test: this process survives, and no sandbox directory or child process is left behind."
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))   # this test's own temp folder: other workers' boxes are not ours
     before, pid = boxes(), os.getpid()
     yield
     assert os.getpid() == pid
