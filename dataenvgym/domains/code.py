@@ -669,17 +669,10 @@ class CodeDomain:
 
     def __repr__(self): return f'CodeDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
 
-    def _select(self, skill: str | None, subskill: str | None) -> list[str]:
-        subs = self.subskills if skill is None else self.skills[check_choice(skill, self.skills, 'skill')]
-        return subs if subskill is None else [check_choice(subskill, subs, 'subskill')]
+    _select, tasks = MathDomain._select, MathDomain.tasks   # balanced over subskills and levels, seeded, as in math
 
-    def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
-              difficulty: int | None = None, seed: int = 0) -> list[Task]:
-        "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
-        subs, rng = self._select(skill, subskill), random.Random(seed)
-        if difficulty is not None: check_choice(difficulty, (1, 2, 3), 'difficulty level')
-        return [make_task(subs[i % len(subs)], difficulty or i // len(subs) % 3 + 1, rng, self.n_public, self.n_hidden)
-                for i in range(n)]
+    def _make(self, subskill: str, level: int, rng: random.Random) -> Task:
+        return make_task(subskill, level, rng, self.n_public, self.n_hidden)
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Run the code in `response` on the task's public and hidden tests; correct only if all pass."

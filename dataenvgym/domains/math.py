@@ -447,7 +447,9 @@ class MathDomain:
         "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
         subs, rng = self._select(skill, subskill), random.Random(seed)
         if difficulty is not None: check_choice(difficulty, (1, 2, 3), 'difficulty level')
-        return [make_task(subs[i % len(subs)], difficulty or i // len(subs) % 3 + 1, rng) for i in range(n)]
+        return [self._make(subs[i % len(subs)], difficulty or i // len(subs) % 3 + 1, rng) for i in range(n)]
+
+    def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng)
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Grade `response` against `task.answer` with `grade_answer`; the feedback says why."

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Callable, Literal, Sequence
 from fastcore.basics import patch
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 from ..core import Attempt, JsonlError, Task, check_choice
-from .math import check_disjoint
+from .math import MathDomain, check_disjoint
 from ..envs import SkillListAction, SkillListObservation, SkillPlan, spread_evenly
 from ..teachers import Policy
 
@@ -689,16 +689,9 @@ class ToolDomain:
 
     def __repr__(self): return f'ToolDomain({len(self.combos)} tool combinations, {len(self._subskills)} subskills)'
 
-    def _select(self, skill: str | None, subskill: str | None) -> list[str]:
-        subs = self.subskills if skill is None else self.skills[check_choice(skill, self.skills, 'skill')]
-        return subs if subskill is None else [check_choice(subskill, subs, 'subskill')]
+    _select, tasks = MathDomain._select, MathDomain.tasks   # balanced over subskills and levels, seeded, as in math
 
-    def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
-              difficulty: int | None = None, seed: int = 0) -> list[Task]:
-        "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
-        subs, rng = self._select(skill, subskill), random.Random(seed)
-        if difficulty is not None: check_choice(difficulty, (1, 2, 3), 'difficulty level')
-        return [make_task(*subs[i % len(subs)].split('/'), difficulty or i // len(subs) % 3 + 1, rng) for i in range(n)]
+    def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(*subskill.split('/'), level, rng)
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Grade the plan in `response` against `task.answer`; never raises. The feedback reports tools, arguments and execution."
