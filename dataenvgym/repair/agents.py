@@ -117,9 +117,9 @@ def plot_comparison(rows: list[dict]):
     df = pd.DataFrame(rows)
     order = list(dict.fromkeys(df.agent))
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.5))
-    df.pivot_table(index='task', columns='agent', values='success')[order].plot.bar(
+    df.pivot_table(index='task', columns='agent', values='success').reindex(columns=order).plot.bar(
         ax=a1, rot=15, title='success rate (target hit)', legend=False)
-    acc = df.pivot_table(index='task', columns='agent', values='accuracy')[order]
+    acc = df.pivot_table(index='task', columns='agent', values='accuracy').reindex(columns=order)   # NaN: never submitted
     acc.plot.bar(ax=a2, rot=15, title='held-out accuracy of the submitted data', legend=False)
     x = np.arange(len(acc))
     for col, style in [('baseline', 'k_'), ('target', 'r_')]:
