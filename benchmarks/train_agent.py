@@ -28,7 +28,7 @@ def main():
     torch.set_num_threads(a.threads)
     out, t = {'args': vars(a)}, time.perf_counter()
     model, tok = tiny_agent()
-    ds = warmup_dataset(record_rollouts(seeds=range(a.train_seeds), task=a.task))
+    ds = warmup_dataset(record_rollouts(seeds=range(a.train_seeds), tasks=a.task))
     out['warmup'] = {'chats': len(ds), 'length': length_report(ds, tok, 768), 'seconds': round(time.perf_counter() - t, 1)}
     t = time.perf_counter()
     sft = sft_train(model, tok, ds, SFTSettings(epochs=a.epochs))

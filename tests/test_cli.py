@@ -23,3 +23,32 @@ def test_same_seed_same_result():
 def test_unknown_domain_is_a_clear_error():
     out = run('student', '--domain', 'chess', check=False)
     assert out.returncode == 2 and "invalid choice: 'chess'" in out.stderr and 'math' in out.stderr
+
+
+def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
+    "The three phases of `dataenvgym train` from a YAML file, each picking up the model the phase before saved."
+    import yaml
+    config = tmp_path / 'agent.yaml'
+    config.write_text(yaml.safe_dump({'warmup_seeds': [0, 4], 'grpo_seeds': [200, 204], 'eval_seeds': [1000, 1002],
+                                      'baselines': ['heuristic'], 'max_turns': 4, 'threads': 1,
+                                      'sft': {'max_steps': 5}, 'grpo': {'steps': 1, 'num_generations': 2, 'per_step': 1}}))
+    out = tmp_path / 'run'
+    sft, grpo, ev = (json.loads(run('train', phase, '--config', str(config), '--out', str(out), '--json').stdout)
+                     for phase in ('sft', 'grpo', 'eval'))
+    assert sft['steps'] == 5 and sft['length']['answers_cut'] == 0 and (out / 'sft' / 'config.json').exists()
+    assert grpo['from'] == str(out / 'sft') and grpo['episodes'] == 2 and len(grpo['reward']) == 1
+    assert ev['model'] == str(out / 'grpo') and set(ev['success_rate']) == {'trained', 'heuristic'}
+    rows = [json.loads(l) for l in (out / 'eval.jsonl').read_text().splitlines()]
+    assert len(rows) == 4 and {r['seed'] for r in rows} == {1000, 1001}
+    assert all((out / f).exists() for f in ['logs/sft.jsonl', 'logs/grpo.jsonl', 'logs/rollouts.jsonl', 'eval.png', 'training.png'])
+    text = run('train', 'eval', '--config', str(config), '--out', str(out)).stdout
+    assert text.startswith('success rate on seeds [1000, 1002)') and 'task_0_tutorial' in text
+
+
+def test_train_with_a_bad_config_is_a_clear_error(tmp_path):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('eval_seeds: [5, 5]\n')
+    out = run('train', 'sft', '--config', str(bad), check=False)
+    assert out.returncode != 0 and 'eval_seeds is [start, stop) with start < stop' in out.stderr
+    out = run('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), check=False)
+    assert out.returncode != 0 and 'nothing to evaluate' in out.stderr

@@ -70,3 +70,14 @@ def test_cpu_path_sft_then_grpo_under_3_minutes():
     advantages = any(len({x['return'] for x in rollouts.log[g:g + 4]}) > 1 for g in range(0, 24, 4))
     assert changed == advantages       # GRPO moves the weights exactly when some group's returns differ
     assert time.perf_counter() - t0 < 180
+
+
+@pytest.mark.parametrize('name', ['tiny', 'tiny-curriculum'])
+def test_named_configs_warmup_fits(name):
+    "The warm-up chats of each named tiny config pass the length check at the config's max length (no command is cut)."
+    from dataenvgym.train import TRAIN_CONFIGS, load_agent
+    c = TRAIN_CONFIGS[name]
+    _, tok = load_agent(c.model, c)
+    ds = warmup_dataset(record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks))
+    rep = length_report(ds, tok, c.sft.max_length)
+    assert rep['cut'] == 0 and rep['examples'] == len(ds) > 0
