@@ -6,9 +6,10 @@ per seed and cached). Each run picks its best iteration on validation and tests 
 
     python benchmarks/teaching.py --env skill-list --domain math --seeds 0 1 2 --iterations 3
     python benchmarks/teaching.py --env all --seeds 0 1 2
+    python benchmarks/teaching.py --env skill-list --domain tools --seeds 0 1 2 --policies with-state
 
 Prints one JSON object: per environment, `with_state_gain` and `no_state_gain` (mean test-accuracy gain over
-iteration 0, in points), their difference `margin`, and every run (initial, best-validation and test accuracy).
+iteration 0, in points; one `*_gain` per policy run), their difference `margin` (when both ran), and every run (initial, best-validation and test accuracy).
 Runs are kept under `--out` (default `runs/benchmark-teaching`), so an interrupted benchmark resumes where it stopped.
 """
 import argparse, json, statistics, sys, time
@@ -28,7 +29,7 @@ def run(env_name: str, policy: str, seed: int, args) -> dict:
                       record={'domain': args.domain, 'preset': args.preset})
     print(f'{env_name} {policy} seed {seed}: test {res.test_accuracy_initial:.1%} → {res.test_accuracy_best:.1%} '
           f'(iteration {res.best_iteration}) in {time.perf_counter() - t0:.0f}s', file=sys.stderr, flush=True)
-    return {'policy': policy, 'seed': seed, 'best_iteration': res.best_iteration,
+    return {'policy': policy, 'seed': seed, 'minutes': round((time.perf_counter() - t0) / 60, 1), 'best_iteration': res.best_iteration,
             'val_accuracy': [round(l.val_accuracy, 4) for l in res.iterations],
             'val_accuracy_best': round(res.val_accuracy_best, 4),
             'test_accuracy_initial': round(res.test_accuracy_initial, 4), 'test_accuracy_best': round(res.test_accuracy_best, 4),
@@ -37,10 +38,11 @@ def run(env_name: str, policy: str, seed: int, args) -> dict:
 
 def compare(env_name: str, args) -> dict:
     "With-state against no-state on every seed in one environment."
-    runs = [run(env_name, p, s, args) for s in args.seeds for p in POLICIES]
-    gain = {p: round(statistics.mean(r['test_gain_points'] for r in runs if r['policy'] == p), 2) for p in POLICIES}
-    return {'with_state_gain': gain['with-state'], 'no_state_gain': gain['no-state'],
-            'margin': round(gain['with-state'] - gain['no-state'], 2), 'runs': runs}
+    runs = [run(env_name, p, s, args) for s in args.seeds for p in args.policies]
+    gain = {p: round(statistics.mean(r['test_gain_points'] for r in runs if r['policy'] == p), 2) for p in args.policies}
+    out = {f"{p.replace('-', '_')}_gain": g for p, g in gain.items()}
+    if set(POLICIES) <= set(gain): out['margin'] = round(gain['with-state'] - gain['no-state'], 2)
+    return {**out, 'runs': runs}
 
 
 if __name__ == '__main__':
@@ -50,6 +52,7 @@ if __name__ == '__main__':
     p.add_argument('--preset', default='embedded')
     p.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     p.add_argument('--iterations', type=int, default=None)
+    p.add_argument('--policies', nargs='+', default=list(POLICIES), help='registered teachers to run (default: with-state no-state)')
     p.add_argument('--out', default='runs/benchmark-teaching')
     a = p.parse_args()
     envs = list(ENVS) if a.env == 'all' else [a.env]
