@@ -652,6 +652,7 @@ def _check_tests(tests: Any) -> str:
 class CodeDomain:
     "Python function-writing tasks over a skill taxonomy, generated from a seed and graded by running them in the sandbox."
     name = 'code'
+    student_settings = {'max_length': 320, 'max_new_tokens': 144}   # `TinyLM` room for the longest prompt and program
 
     def __init__(self, subskills: list[str] | None = None, n_public: int = 2, n_hidden: int = 4,
                  limits: Limits = Limits(), workers: int | None = None):
