@@ -34,7 +34,8 @@ def save_iteration(env: TeachingEnv, obs: TeachingObservation, action: BaseModel
     (tmp / 'observation.json').write_text(obs.model_dump_json(indent=1))
     (tmp / 'report.json').write_text(env.report.model_dump_json())
     if action is not None: (tmp / 'action.json').write_text(action.model_dump_json(indent=1))
-    write_jsonl(env.data, tmp / 'data.jsonl')
+    save_assets = getattr(env.domain, 'save_assets', None)   # e.g. VQA images: to one folder beside the iterations, before the rename
+    write_jsonl(save_assets(env.data, path.parent, path) if save_assets else env.data, tmp / 'data.jsonl')
     with quiet_transformers(): env.student.save(tmp / 'student')
     if path.exists(): shutil.rmtree(path)
     tmp.rename(path)
@@ -46,6 +47,7 @@ def restore_iteration(env: TeachingEnv, path: str | Path) -> TeachingObservation
     state = TeachingState.model_validate_json((path / 'state.json').read_text())
     env._prepare(state.seed)
     env.data = read_jsonl(path / 'data.jsonl', Datum)
+    if load_assets := getattr(env.domain, 'load_assets', None): env.data = load_assets(env.data, path)
     env.report = EvalReport.model_validate_json((path / 'report.json').read_text())
     with quiet_transformers(): env.student = type(env.make_student(state.seed)).load(path / 'student')
     env._state = state

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from .core import Datum, EvalReport, read_jsonl
+from .domains.vqa import resolve_images
 from .skills import SkillForest, SubskillNode, _val_trend
 
 if TYPE_CHECKING:
@@ -313,8 +314,8 @@ class EpisodeExplorer(Explorer):
         return self._reports[i]
 
     def data(self, i: int) -> list[Datum]:
-        "All teacher data accepted up to iteration `i`."
-        if i not in self._data: self._data[i] = read_jsonl(self.dirs[i] / 'data.jsonl', Datum)
+        "All teacher data accepted up to iteration `i` (image paths made whole, as the runner stores them relative to the folder)."
+        if i not in self._data: self._data[i] = resolve_images(read_jsonl(self.dirs[i] / 'data.jsonl', Datum), self.dirs[i])
         return self._data[i]
 
     def new_data(self, i: int) -> list[Datum]:

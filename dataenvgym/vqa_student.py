@@ -1,4 +1,4 @@
-"""A small convolutional network that answers questions about images (a question encoder, an image encoder whose features the question modulates, FiLM, and an answer classifier), trained from a seed on a CPU in minutes.
+"""A small convolutional network that answers questions about images (a question encoder, an image encoder whose features the question modulates, FiLM, and an answer classifier), trained from a seed on a CPU in minutes; and any Hugging Face vision-language model with a PaliGemma-style processor, fine-tuned with LoRA.
 
 Docs: https://dataenvgym.github.io/dataenvgym/vqa_student.html.md"""
 
@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/vqa_student.html.md"""
 
 # %% ../nbs/21_vqa_student.ipynb #c52eff33
 from __future__ import annotations
-import json, math, random, re
+import inspect, json, math, random, re, string
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Literal, Sequence
@@ -20,13 +20,18 @@ from safetensors.torch import load_file, save_file
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 
+from peft import LoraConfig, PeftModel, get_peft_model
+from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfig, GemmaTokenizer, PaliGemmaConfig,
+                          PaliGemmaForConditionalGeneration, PaliGemmaProcessor, SiglipImageProcessorPil, SiglipVisionConfig)
+
 from .core import Datum, Task
 from .domains.vqa import COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
-from .students import SeededStudent, train_steps
+from .students import SeededStudent, _device, train_steps
 
 # %% auto #0
-__all__ = ['BASE_ANSWERS', 'words', 'lexicon', 'VQAStudentConfig', 'FiLMBlock', 'VQANet', 'image_array', 'images_tensor',
-           'questions_tensor', 'VQAStudent']
+__all__ = ['BASE_ANSWERS', 'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig', 'FiLMBlock', 'VQANet', 'image_array',
+           'images_tensor', 'questions_tensor', 'VQAStudent', 'HFVisionStudentConfig', 'HFVisionStudent',
+           'tiny_paligemma']
 
 # %% ../nbs/21_vqa_student.ipynb #64c209bb
 BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *NUMBERS, *SHAPES, *COLORS, *SIZES, *MATERIALS]))
@@ -213,3 +218,151 @@ def load(cls: VQAStudent, path: str | Path) -> VQAStudent:
     student.model.load_state_dict(load_file(path / 'model.safetensors')); student.model.eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
+
+# %% ../nbs/21_vqa_student.ipynb #7cc0e993
+PALIGEMMA_LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj',  # Gemma
+                          'out_proj', 'fc1', 'fc2',                                                   # SigLIP
+                          'linear')                                                                   # the projector
+
+class HFVisionStudentConfig(BaseModel):
+    "LoRA, training and decoding settings of an `HFVisionStudent`; the defaults are the DataEnvGym paper's for PaliGemma."
+    model_config = ConfigDict(frozen=True, extra='forbid')
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    target_modules: tuple[str, ...] = PALIGEMMA_LORA_TARGETS
+    epochs: float = 10
+    steps: int | None = None                       # if set, this many optimiser steps instead of `epochs`
+    batch_size: int = 16
+    lr: float = 2e-5
+    weight_decay: float = 1e-6
+    warmup_steps: int = 2
+    schedule: Literal['cosine', 'constant'] = 'cosine'
+    prompt_template: str = 'answer en {prompt}'
+    max_new_tokens: int = 10
+    predict_batch_size: int = 16
+    seed: int = 0
+
+    def n_steps(self, n_examples: int) -> int:
+        "Optimiser steps a `fit` on `n_examples` takes."
+        return self.steps if self.steps is not None else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+
+class HFVisionStudent:
+    "A Hugging Face vision-language model (PaliGemma-style processor), fine-tuned with LoRA on images and questions: a `Student`."
+    def __init__(self, model: str | Path, config: HFVisionStudentConfig | None = None, **overrides):
+        self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)   # a local folder is found from anywhere
+        self.config = HFVisionStudentConfig.model_validate({**(config or HFVisionStudentConfig()).model_dump(), **overrides})
+        self.processor = AutoProcessor.from_pretrained(self.name)
+        if not getattr(self.processor, 'image_token', None) or 'suffix' not in inspect.signature(self.processor.__call__).parameters:
+            raise ValueError(f'{self.name}: HFVisionStudent needs a PaliGemma-style processor (an image token, the answer as a '
+                             f'`suffix`); got {type(self.processor).__name__}')
+        bf16 = _device() == 'cuda' and torch.cuda.is_bf16_supported()
+        self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=torch.bfloat16 if bf16 else torch.float32)
+        self.model = self.model.to(_device()).eval()
+        self.losses: list[float] = []
+
+    def prompt(self, text: str) -> str:
+        "`text` in the prompt template."
+        return self.config.prompt_template.format(prompt=text)
+
+    def __repr__(self): return f'HFVisionStudent({self.name!r}, LoRA rank {self.config.lora_r})'
+
+# %% ../nbs/21_vqa_student.ipynb #54412e7b
+@patch
+def _batch(self: HFVisionStudent, items: Sequence[Task | Datum], answers: Sequence[str] | None = None,
+           padding_side: str = 'right') -> dict[str, torch.Tensor]:
+    "The model's inputs for `items` (with `answers` as the labels, if given), on its device."
+    texts = [self.processor.image_token + self.prompt(i.prompt) for i in items]
+    enc = self.processor(text=texts, images=[task_image(i) for i in items], suffix=list(answers) if answers is not None else None,
+                         return_tensors='np', padding='longest', padding_side=padding_side)   # 'np': its labels are made with numpy
+    enc = {k: torch.from_numpy(v).to(self.model.device) for k, v in enc.items() if answers is not None or k != 'labels'}
+    enc['pixel_values'] = enc['pixel_values'].to(self.model.dtype)
+    return enc
+
+# %% ../nbs/21_vqa_student.ipynb #95f3fc51
+@patch
+def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
+        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **overrides) -> HFVisionStudent:
+    "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter."
+    if not data: raise ValueError('HFVisionStudent.fit needs at least one Datum; got none.')
+    c = HFVisionStudentConfig.model_validate({**self.config.model_dump(), **overrides})
+    cuda = [self.model.device.index or 0] if self.model.device.type == 'cuda' else []
+    with torch.random.fork_rng(devices=cuda):
+        torch.manual_seed(c.seed)
+        if isinstance(self.model, PeftModel) and from_base: self.model = self.model.unload()
+        if not isinstance(self.model, PeftModel):
+            self.model = get_peft_model(self.model, LoraConfig(r=c.lora_r, lora_alpha=c.lora_alpha, lora_dropout=c.lora_dropout,
+                                                               target_modules=list(c.target_modules), task_type='CAUSAL_LM'))
+        def batch_loss(idx: list[int]) -> torch.Tensor:
+            return self.model(**self._batch([data[i] for i in idx], [data[i].response for i in idx])).loss
+        self.losses = train_steps(self.model, len(data), batch_loss, c, on_step, progress)
+    return self
+
+@patch
+@torch.inference_mode()
+def predict(self: HFVisionStudent, tasks: Sequence[Task]) -> list[str]:
+    "Greedy answers to `tasks`, in order (prompts of similar length batched together)."
+    out, bs = [''] * len(tasks), self.config.predict_batch_size
+    order = sorted(range(len(tasks)), key=lambda i: len(tasks[i].prompt))
+    for s in range(0, len(order), bs):
+        idx = order[s:s + bs]
+        enc = self._batch([tasks[i] for i in idx], padding_side='left')
+        gen = self.model.generate(**enc, max_new_tokens=self.config.max_new_tokens, do_sample=False)
+        for i, text in zip(idx, self.processor.batch_decode(gen[:, enc['input_ids'].shape[1]:], skip_special_tokens=True)):
+            out[i] = text.strip()
+    return out
+
+@patch
+@torch.inference_mode()
+def loss(self: HFVisionStudent, data: Sequence[Datum]) -> float:
+    "Mean loss per answer token (and end of sequence) on `data`."
+    total, count, bs = 0.0, 0, self.config.predict_batch_size
+    for s in range(0, len(data), bs):
+        enc = self._batch(data[s:s + bs], [d.response for d in data[s:s + bs]])
+        n = int((enc['labels'][:, 1:] != -100).sum())
+        total, count = total + self.model(**enc).loss.item() * n, count + n
+    return total / count
+
+# %% ../nbs/21_vqa_student.ipynb #66a9f572
+@patch
+def save(self: HFVisionStudent, path: str | Path) -> Path:
+    "Save the LoRA adapter (if trained) and the settings to the folder `path`."
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if isinstance(self.model, PeftModel): self.model.save_pretrained(path / 'adapter')
+    (path / 'hfvisionstudent.json').write_text(json.dumps({'model': self.name, 'config': self.config.model_dump()}, indent=1))
+    return path
+
+@patch(cls_method=True)
+def load(cls: HFVisionStudent, path: str | Path) -> HFVisionStudent:
+    "Load an `HFVisionStudent` written by `save`; its base model is loaded again from the saved name or path."
+    path = Path(path)
+    if not (path / 'hfvisionstudent.json').exists():
+        raise FileNotFoundError(f'No HFVisionStudent at {path}: hfvisionstudent.json is missing.')
+    meta = json.loads((path / 'hfvisionstudent.json').read_text())
+    student = cls(meta['model'], HFVisionStudentConfig.model_validate(meta['config']))
+    if (path / 'adapter').exists():
+        student.model = PeftModel.from_pretrained(student.model, path / 'adapter', is_trainable=True).eval()
+    return student
+
+# %% ../nbs/21_vqa_student.ipynb #5f18a9b3
+def tiny_paligemma(folder: str | Path, *, image_size: int = 32, patch_size: int = 8, hidden_size: int = 32,
+                   layers: int = 1, seed: int = 0) -> Path:
+    "A tiny, randomly initialised PaliGemma with a character-level Gemma tokenizer, saved to `folder` (for tests and offline demos)."
+    chars = [c for c in string.printable if not c.isspace()]
+    vocab = {t: i for i, t in enumerate(['<pad>', '<eos>', '<bos>', '<unk>', '<mask>', '\u2581', '\n', *chars])}  # ▁ is Gemma's space
+    image_processor = SiglipImageProcessorPil(size={'height': image_size, 'width': image_size},
+                                              image_seq_length=(image_size // patch_size) ** 2)
+    processor = PaliGemmaProcessor(image_processor=image_processor, tokenizer=GemmaTokenizer(vocab=vocab, merges=[]))
+    config = PaliGemmaConfig(
+        vision_config=SiglipVisionConfig(hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=layers,
+                                         num_attention_heads=2, image_size=image_size, patch_size=patch_size),
+        text_config=GemmaConfig(vocab_size=len(processor.tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                                num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1, head_dim=hidden_size // 2,
+                                initializer_range=0.5),
+        image_token_id=processor.image_token_id, projection_dim=hidden_size)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = PaliGemmaForConditionalGeneration(config)
+    model.save_pretrained(folder); processor.save_pretrained(folder)
+    return Path(folder)

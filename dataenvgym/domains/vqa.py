@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/domains.vqa.html.md"""
 
 # %% ../../nbs/12_domains.vqa.ipynb #4c777a9d
 from __future__ import annotations
-import io, itertools, json, math, random, re, textwrap, warnings
+import hashlib, io, itertools, json, math, os, random, re, textwrap, warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +19,7 @@ __all__ = ['SHAPES', 'COLORS', 'SIZES', 'MATERIALS', 'VOCAB', 'BACKGROUND', 'LEV
            'QuestionMaker', 'QSUBSKILLS', 'VQA_TAXONOMY', 'NB_SUFFIX', 'NB_PAIRS', 'NB_GOLD', 'MAX_OBJECTS',
            'check_scene', 'render_scene', 'random_object', 'random_scene', 'phrase', 'matching', 'refer', 'article',
            'QSubskill', 'vqa_taxonomy_tree', 'scene_task', 'make_task', 'task_image', 'scene_id', 'save_images',
-           'image_key', 'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
+           'resolve_images', 'image_key', 'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
            'naturalbench_scores', 'VQADomain', 'parse_scene_spec', 'layout_scene', 'spec_text', 'SceneEngine',
            'show_scenes', 'gqa_task', 'load_gqa', 'gqa_balanced_subset', 'gqa_splits', 'gqa_subset_rows',
            'load_gqa_subset', 'naturalbench_tasks', 'load_naturalbench', 'naturalbench_splits']
@@ -350,6 +350,9 @@ def task_image(item: Task | Datum, size: int | None = None) -> Image.Image:
     "The RGB image of a VQA task or datum: its image file if it has one, else its scene rendered (`size` overrides the task's)."
     md = item.metadata
     if md.get('image_path'):
+        if not Path(md['image_path']).is_absolute() and not Path(md['image_path']).exists():
+            raise FileNotFoundError(f"No image at {md['image_path']!r} (relative to the working directory); an image path read from a "
+                                    "JSONL file is relative to that file's folder: `resolve_images(items, folder)` makes it whole")
         with Image.open(md['image_path']) as im:
             im = im.convert('RGB')
         return im.resize((size, size), Image.BILINEAR) if size else im
@@ -360,16 +363,41 @@ def scene_id(scene: dict) -> str:
     "A short id that depends only on the scene graph (the PNG file name of its image)."
     return stable_id(scene)
 
-def save_images(tasks: Sequence[Task], folder: str | Path) -> list[Task]:
-    "Write each task's image to `folder` as a PNG (one file per distinct image) and return the tasks with `image_path` set."
+def _write_png(img: Image.Image, path: Path) -> None:
+    "Save `img` as a PNG at `path` atomically (a temporary file, then a rename)."
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    try: img.save(tmp, 'PNG'); os.replace(tmp, path)
+    finally: tmp.unlink(missing_ok=True)
+
+def _png_name(item: Task | Datum, folder: Path) -> str:
+    "The file name of the item's image in `folder` (resolved): its own if it is there already, else its file's hash, else its scene's id."
+    md = item.metadata
+    if md.get('image_path'):
+        p = Path(md['image_path'])
+        if p.suffix == '.png' and p.parent.resolve() == folder: return p.name
+        return hashlib.sha256(p.read_bytes()).hexdigest()[:16] + '.png'
+    if 'scene' not in md: raise ValueError(f'Item {item.id} has neither an image_path nor a scene in its metadata')
+    return scene_id(md['scene']) + '.png'
+
+def save_images(items: Sequence[Task | Datum], folder: str | Path, relative_to: str | Path | None = None) -> list[Task | Datum]:
+    "Write each item's image to `folder` as a PNG (one file per distinct image, written atomically); return the items with `image_path` set, relative to `relative_to` if given."
     folder, out = Path(folder), []
     folder.mkdir(parents=True, exist_ok=True)
-    for t in tasks:
-        name = scene_id(t.metadata['scene']) if 'scene' in t.metadata else stable_id(t.metadata['image_path'])
-        path = folder / f'{name}.png'
-        if not path.exists(): task_image(t).save(path)
-        out.append(t.model_copy(update={'metadata': {**t.metadata, 'image_path': str(path)}}))
+    real = folder.resolve()
+    for it in items:
+        path = folder / _png_name(it, real)
+        if not path.exists(): _write_png(task_image(it), path)
+        where = str(path) if relative_to is None else Path(os.path.relpath(path, relative_to)).as_posix()
+        out.append(it.model_copy(update={'metadata': {**it.metadata, 'image_path': where}}))
     return out
+
+def resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task | Datum]:
+    "The items with every relative `image_path` taken relative to `base` (the folder of the JSONL file they came from), as full paths."
+    def fix(it):
+        p = it.metadata.get('image_path')
+        if not p or Path(p).is_absolute(): return it
+        return it.model_copy(update={'metadata': {**it.metadata, 'image_path': os.path.abspath(Path(base) / p)}})
+    return [fix(it) for it in items]
 
 def image_key(item: Task | Datum) -> str:
     "What identifies an item's image: its scene graph's id, else its image file."
@@ -486,6 +514,14 @@ class VQADomain:
     def datum(self, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
         "A training datum for `task` that keeps its image (`vqa_datum`); the teaching environments make data with it."
         return vqa_datum(task, source, response, **metadata)
+
+    def save_assets(self, data: Sequence[Datum], root: str | Path, relative_to: str | Path) -> list[Datum]:
+        "Write the data's images as PNGs to `root/images/` and return the data pointing at them by paths relative to `relative_to` (where their JSONL goes)."
+        return save_images(data, Path(root) / 'images', relative_to)
+
+    def load_assets(self, data: Sequence[Datum], folder: str | Path) -> list[Datum]:
+        "Data read from a JSONL file in `folder`, their image paths made whole again."
+        return resolve_images(data, folder)
 
     def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
         "Disjoint train/val/test tasks (no shared task id or image); test comes first, so it depends only on `n_test` and `seed`."
