@@ -241,7 +241,7 @@ PRESETS: dict[str, Preset] = {
     'tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], student=_TINY_LM, config=_TINY, initial_allocation=5),
     # the other domains: `tiny` runs every part in seconds. tools/embedded is calibrated like math: seed data plenty for
     # the single tools and scarce (10 per subskill) for the combinations, which the student then gets wrong a third to
-    # two thirds of the time. code/embedded starts the student near 45% pass@1; vqa/embedded is a first, uncalibrated setting
+    # two thirds of the time. code/embedded starts the student near 45% pass@1 (an episode takes about 10 minutes on two cores); vqa/embedded is a first, uncalibrated setting
     'tools/embedded': Preset(
         domain='tools', student=_SMALL_LM,
         config=TeachingConfig(iterations=3, budget=600, val_per_subskill=10, test_per_subskill=30,
