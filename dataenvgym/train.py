@@ -7,6 +7,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/train.html.md"""
 # %% ../nbs/60_train.ipynb #e498f067
 from __future__ import annotations
 import importlib.util, json, os, tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -25,8 +26,9 @@ __all__ = ['SYSTEM_PROMPT', 'CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'BASELINES', 'Ge
            'observation_text', 'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template', 'unsloth_usable',
            'pretrained_agent', 'Trajectory', 'record_episode', 'record_rollouts', 'warmup_dataset', 'length_report',
            'Rollout', 'sample_commands', 'play_episodes', 'scripted', 'LMAgent', 'SFTSettings', 'append_jsonl',
-           'log_callbacks', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings', 'grpo_train', 'plot_training',
-           'evaluate', 'success_rates', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft', 'run_grpo', 'run_eval']
+           'log_callbacks', 'output_folder', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings', 'grpo_train',
+           'plot_training', 'evaluate', 'success_rates', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft',
+           'run_grpo', 'run_eval']
 
 # %% ../nbs/60_train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -340,6 +342,12 @@ def log_callbacks(log_dir: str | Path | None, name: str) -> list:
         callbacks.append(TensorBoardCallback(SummaryWriter(str(Path(log_dir) / 'tensorboard' / name))))
     return callbacks
 
+@contextmanager
+def output_folder(output_dir: str | Path | None, prefix: str):
+    "`output_dir` as given, or a temporary folder that is removed when the `with` block ends (so nothing is left in /tmp)."
+    if output_dir is not None: yield str(output_dir); return
+    with tempfile.TemporaryDirectory(prefix=prefix) as d: yield d
+
 def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_dir: str | None = None,
               progress: bool = False, log_dir: str | Path | None = None):
     "Fine-tune on the warm-up chats with TRL's `SFTTrainer` (loss on the commands; logs to `log_dir` when given); returns the trainer."
@@ -347,15 +355,16 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
     from trl import SFTConfig, SFTTrainer
     s = settings or SFTSettings()
     length_report(ds, tokenizer, s.max_length)
-    args = SFTConfig(output_dir=output_dir or tempfile.mkdtemp(prefix='sft-'), num_train_epochs=s.epochs,
-                     max_steps=s.max_steps, per_device_train_batch_size=s.batch_size, learning_rate=s.lr,
-                     warmup_steps=s.warmup, lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
-                     seed=s.seed, logging_steps=5, disable_tqdm=not progress, gradient_checkpointing=s.gradient_checkpointing,
-                     **_device_args())
-    trainer = SFTTrainer(model=model, args=args, train_dataset=ds.select_columns(['messages']), processing_class=tokenizer,
-                         peft_config=_lora(s.lora_r, s.lora_alpha, model), callbacks=log_callbacks(log_dir, 'sft'))
-    if not progress: trainer.remove_callback(PrinterCallback)
-    trainer.train()
+    with output_folder(output_dir, 'sft-') as out:
+        args = SFTConfig(output_dir=out, num_train_epochs=s.epochs,
+                         max_steps=s.max_steps, per_device_train_batch_size=s.batch_size, learning_rate=s.lr,
+                         warmup_steps=s.warmup, lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
+                         seed=s.seed, logging_steps=5, disable_tqdm=not progress, gradient_checkpointing=s.gradient_checkpointing,
+                         **_device_args())
+        trainer = SFTTrainer(model=model, args=args, train_dataset=ds.select_columns(['messages']), processing_class=tokenizer,
+                             peft_config=_lora(s.lora_r, s.lora_alpha, model), callbacks=log_callbacks(log_dir, 'sft'))
+        if not progress: trainer.remove_callback(PrinterCallback)
+        trainer.train()
     trainer.model.eval()
     return trainer
 
@@ -431,17 +440,18 @@ def grpo_train(model, tokenizer, rollouts: EnvRollouts, settings: GRPOSettings |
     from trl import GRPOConfig, GRPOTrainer
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
     s = settings or GRPOSettings()
-    args = GRPOConfig(output_dir=output_dir or tempfile.mkdtemp(prefix='grpo-'), max_steps=s.steps,
-                      per_device_train_batch_size=s.num_generations * s.per_step, num_generations=s.num_generations,
-                      learning_rate=s.lr, beta=s.beta, temperature=s.temperature, top_k=0, top_p=1.0, seed=s.seed,
-                      max_completion_length=rollouts.max_length, logging_steps=1, disable_tqdm=not progress,
-                      gradient_checkpointing=s.gradient_checkpointing, **_device_args())
-    trainer = GRPOTrainer(model=model, reward_funcs=env_return, args=args, train_dataset=rollouts.dataset,
-                          processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model), rollout_func=rollouts,
-                          callbacks=log_callbacks(log_dir, 'grpo'))
-    if log_dir and rollouts.log_path is None: rollouts.log_path = Path(log_dir) / 'rollouts.jsonl'
-    if not progress: trainer.remove_callback(PrinterCallback)
-    trainer.train()
+    with output_folder(output_dir, 'grpo-') as out:
+        args = GRPOConfig(output_dir=out, max_steps=s.steps,
+                          per_device_train_batch_size=s.num_generations * s.per_step, num_generations=s.num_generations,
+                          learning_rate=s.lr, beta=s.beta, temperature=s.temperature, top_k=0, top_p=1.0, seed=s.seed,
+                          max_completion_length=rollouts.max_length, logging_steps=1, disable_tqdm=not progress,
+                          gradient_checkpointing=s.gradient_checkpointing, **_device_args())
+        trainer = GRPOTrainer(model=model, reward_funcs=env_return, args=args, train_dataset=rollouts.dataset,
+                              processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model), rollout_func=rollouts,
+                              callbacks=log_callbacks(log_dir, 'grpo'))
+        if log_dir and rollouts.log_path is None: rollouts.log_path = Path(log_dir) / 'rollouts.jsonl'
+        if not progress: trainer.remove_callback(PrinterCallback)
+        trainer.train()
     trainer.model.eval()
     return trainer
 
