@@ -231,13 +231,11 @@ _SMALL_LM = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch
 
 PRESETS: dict[str, Preset] = {
     'embedded': Preset(
-        subskills=['add_2digit', 'add_negative', 'sub_2digit', 'sub_negative', 'lin_1step', 'lin_2step', 'mod_small',
-                   'mul_2x2digit', 'div_1digit'],
-        config=TeachingConfig(iterations=3, budget=1500, val_per_subskill=40, test_per_subskill=100,
-                              seed_per_subskill={'add_2digit': 6000, 'sub_2digit': 6000, 'add_negative': 300, 'sub_negative': 300,
-                                                 'lin_1step': 300, 'lin_2step': 100, 'mod_small': 100, 'mul_2x2digit': 100,
-                                                 'div_1digit': 100},
-                              seed_fit={'steps': 1500}, fit={'steps': 500, 'warmup_steps': 20}, from_base=False, replay=1.0)),
+        subskills=['add_2digit', 'sub_2digit', 'mul_2x2digit', 'frac_add'],
+        student=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
+        config=TeachingConfig(iterations=3, budget=600, val_per_subskill=50, test_per_subskill=100,
+                              seed_per_subskill={'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
+                              seed_fit={'steps': 800}, fit={'steps': 400}, from_base=False, replay=1.0)),
     'tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], student=_TINY_LM, config=_TINY, initial_allocation=5),
     # the other domains: `tiny` runs every part in seconds. tools/embedded is calibrated like math: seed data plenty for
     # the single tools and scarce (10 per subskill) for the combinations, which the student then gets wrong a third to
