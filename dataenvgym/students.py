@@ -27,7 +27,7 @@ from .core import Datum, Task
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'CHARS', 'ALPACA_TEMPLATE', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses',
            'response_loss', 'TinyLMConfig', 'llama_config', 'SeededStudent', 'TinyLM', 'lr_factor', 'train_steps',
-           'train_causal_lm', 'HFStudentConfig', 'HFStudent']
+           'train_causal_lm', 'HFStudentConfig', 'HFStudent', 'save_adapted', 'load_adapted']
 
 # %% ../nbs/20_students.ipynb #6948ef55
 SPECIAL_TOKENS = ['<pad>', '<bos>', '<eos>', '<unk>']
@@ -330,22 +330,31 @@ def loss(self: HFStudent, data: Sequence[Datum]) -> float:
     return response_loss(self.model, self.tokenizer, prompted, self.config.max_length)
 
 # %% ../nbs/20_students.ipynb #382b77d4
+def save_adapted(student, path: str | Path, settings_file: str) -> Path:
+    "Save `student`'s LoRA adapter (if trained) and its base model's name and settings to the folder `path`."
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if isinstance(student.model, PeftModel): student.model.save_pretrained(path / 'adapter')
+    (path / settings_file).write_text(json.dumps({'model': student.name, 'config': student.config.model_dump()}, indent=1))
+    return path
+
+def load_adapted(cls, path: str | Path, settings_file: str, config_cls: type[BaseModel]):
+    "Build a `cls` from what `save_adapted` wrote to `path`: the base model is loaded again by name, then the adapter."
+    path = Path(path)
+    if not (path / settings_file).exists():
+        raise FileNotFoundError(f'No {cls.__name__} at {path}: {settings_file} is missing.')
+    meta = json.loads((path / settings_file).read_text())
+    student = cls(meta['model'], config_cls.model_validate(meta['config']))
+    if (path / 'adapter').exists():
+        student.model = PeftModel.from_pretrained(student.model, path / 'adapter', is_trainable=True).eval()
+    return student
+
 @patch
 def save(self: HFStudent, path: str | Path) -> Path:
     "Save the LoRA adapter (if trained) and the settings to the folder `path`."
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    if isinstance(self.model, PeftModel): self.model.save_pretrained(path / 'adapter')
-    (path / 'hfstudent.json').write_text(json.dumps({'model': self.name, 'config': self.config.model_dump()}, indent=1))
-    return path
+    return save_adapted(self, path, 'hfstudent.json')
 
 @patch(cls_method=True)
 def load(cls: HFStudent, path: str | Path) -> HFStudent:
     "Load an `HFStudent` written by `save`; its base model is loaded again from the saved name or path."
-    path = Path(path)
-    if not (path / 'hfstudent.json').exists(): raise FileNotFoundError(f'No HFStudent at {path}: hfstudent.json is missing.')
-    meta = json.loads((path / 'hfstudent.json').read_text())
-    student = cls(meta['model'], HFStudentConfig.model_validate(meta['config']))
-    if (path / 'adapter').exists():
-        student.model = PeftModel.from_pretrained(student.model, path / 'adapter', is_trainable=True).eval()
-    return student
+    return load_adapted(cls, path, 'hfstudent.json', HFStudentConfig)

@@ -26,7 +26,7 @@ from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfi
 
 from .core import Datum, Task
 from .domains.vqa import COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
-from .students import SeededStudent, _device, train_steps
+from .students import SeededStudent, _device, load_adapted, save_adapted, train_steps
 
 # %% auto #0
 __all__ = ['BASE_ANSWERS', 'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig', 'FiLMBlock', 'VQANet', 'image_array',
@@ -327,23 +327,12 @@ def loss(self: HFVisionStudent, data: Sequence[Datum]) -> float:
 @patch
 def save(self: HFVisionStudent, path: str | Path) -> Path:
     "Save the LoRA adapter (if trained) and the settings to the folder `path`."
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    if isinstance(self.model, PeftModel): self.model.save_pretrained(path / 'adapter')
-    (path / 'hfvisionstudent.json').write_text(json.dumps({'model': self.name, 'config': self.config.model_dump()}, indent=1))
-    return path
+    return save_adapted(self, path, 'hfvisionstudent.json')
 
 @patch(cls_method=True)
 def load(cls: HFVisionStudent, path: str | Path) -> HFVisionStudent:
     "Load an `HFVisionStudent` written by `save`; its base model is loaded again from the saved name or path."
-    path = Path(path)
-    if not (path / 'hfvisionstudent.json').exists():
-        raise FileNotFoundError(f'No HFVisionStudent at {path}: hfvisionstudent.json is missing.')
-    meta = json.loads((path / 'hfvisionstudent.json').read_text())
-    student = cls(meta['model'], HFVisionStudentConfig.model_validate(meta['config']))
-    if (path / 'adapter').exists():
-        student.model = PeftModel.from_pretrained(student.model, path / 'adapter', is_trainable=True).eval()
-    return student
+    return load_adapted(cls, path, 'hfvisionstudent.json', HFVisionStudentConfig)
 
 # %% ../nbs/21_vqa_student.ipynb #5f18a9b3
 def tiny_paligemma(folder: str | Path, *, image_size: int = 32, patch_size: int = 8, hidden_size: int = 32,
