@@ -10,9 +10,11 @@ per seed and cached). Each run picks its best iteration on validation and tests 
 
 Prints one JSON object: per environment, `with_state_gain` and `no_state_gain` (mean test-accuracy gain over
 iteration 0, in points; one `*_gain` per policy run), their difference `margin` (when both ran), and every run (initial, best-validation and test accuracy).
+With `--domain vqa` it also reports `render_images_per_s`: 64-pixel scenes (levels 1-3) rendered per second, as the
+engine renders the teacher's data.
 Runs are kept under `--out` (default `runs/benchmark-teaching`), so an interrupted benchmark resumes where it stopped.
 """
-import argparse, json, statistics, sys, time
+import argparse, json, random, statistics, sys, time
 from pathlib import Path
 
 from dataenvgym.runner import ENVS, run_episode, teaching_setup
@@ -34,6 +36,15 @@ def run(env_name: str, policy: str, seed: int, args) -> dict:
             'val_accuracy_best': round(res.val_accuracy_best, 4),
             'test_accuracy_initial': round(res.test_accuracy_initial, 4), 'test_accuracy_best': round(res.test_accuracy_best, 4),
             'test_gain_points': round(100 * res.test_gain, 2), 'test_per_skill_best': res.test_per_skill_best}
+
+
+def render_rate(n: int = 300, size: int = 64, seed: int = 0) -> float:
+    "VQA scenes rendered per second (levels 1-3 in turn)."
+    from dataenvgym.domains.vqa import random_scene, render_scene
+    scenes = [random_scene(random.Random(seed + k), k % 3 + 1) for k in range(n)]
+    start = time.perf_counter()
+    for scene in scenes: render_scene(scene, size)
+    return round(n / (time.perf_counter() - start), 1)
 
 
 def compare(env_name: str, args) -> dict:
@@ -59,5 +70,6 @@ if __name__ == '__main__':
     t0 = time.perf_counter()
     results = {e: compare(e, a) for e in envs}
     out = results[envs[0]] if len(envs) == 1 else {'envs': results}
+    if a.domain == 'vqa': out['render_images_per_s'] = render_rate()
     print(json.dumps({**out, 'env': a.env, 'domain': a.domain, 'preset': a.preset, 'seeds': a.seeds,
                       'minutes': round((time.perf_counter() - t0) / 60, 1)}))

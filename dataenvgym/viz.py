@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from .core import Datum, EvalReport, read_jsonl
-from .domains.vqa import resolve_images
+from .domains.vqa import resolve_images, show_scenes
 from .skills import SkillForest, SubskillNode, _val_trend
 
 if TYPE_CHECKING:
@@ -349,6 +349,28 @@ class EpisodeExplorer(Explorer):
         self._plot_skills(ax, i)
         text.set_axis_off()
         text.text(0, 1, self.summary(i), va='top', ha='left', family='monospace', fontsize=8, transform=text.transAxes)
+        return fig
+
+    def scene_grid(self, iteration: int | None = None, n: int = 8, ncols: int = 4, seed: int = 0) -> Figure:
+        "A VQA episode's validation scenes with the student's answers at iteration 0 and at `iteration` (default the last), drawn by `show_scenes`: half of them fixed, the rest still wrong or broken, picked at random; the title counts all three."
+        i = self.last if iteration is None else iteration
+        before = {a.task.id: a for a in self.report(0).failures}
+        now = {a.task.id: a for a in self.report(i).failures}
+        kinds = {'fixed': [before[t] for t in before if t not in now], 'still wrong': [now[t] for t in now if t in before],
+                 'broken': [now[t] for t in now if t not in before]}
+        if not any('scene' in a.task.metadata or 'image_path' in a.task.metadata for v in kinds.values() for a in v):
+            raise ValueError(f'{self.out_dir} is not a VQA episode: its validation tasks have no images')
+        rng = np.random.default_rng(seed)
+        fixed = [kinds['fixed'][j].task for j in rng.permutation(len(kinds['fixed']))]
+        rest = [a.task for a in kinds['still wrong'] + kinds['broken']]
+        rest = [rest[j] for j in rng.permutation(len(rest))]
+        n_fixed = min(len(fixed), max((n + 1) // 2, n - len(rest)))   # half, when there are enough of both
+        tasks = fixed[:n_fixed] + rest[:n - n_fixed]
+        said = lambda failed, t: failed[t.id].response if t.id in failed else t.answer
+        fig = show_scenes(tasks, {'iteration 0': [said(before, t) for t in tasks], f'iteration {i}': [said(now, t) for t in tasks]},
+                          ncols=ncols)
+        fig.suptitle(f'validation scenes, iteration 0 → {i}: ' + ', '.join(f'{k} {len(v)}' for k, v in kinds.items()), fontsize=9)
+        fig.tight_layout(h_pad=4.8, rect=(0, .66 / fig.get_figheight(), 1, 1 - .3 / fig.get_figheight()))
         return fig
 
     def _plot_skills(self, ax: Axes, i: int) -> None:

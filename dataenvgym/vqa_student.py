@@ -25,13 +25,13 @@ from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfi
                           PaliGemmaForConditionalGeneration, PaliGemmaProcessor, SiglipImageProcessorPil, SiglipVisionConfig)
 
 from .core import Datum, Task
-from .domains.vqa import COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
+from .domains.vqa import BACKGROUND, COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
 from .students import SeededStudent, _device, load_adapted, save_adapted, train_steps
 
 # %% auto #0
-__all__ = ['BASE_ANSWERS', 'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig', 'FiLMBlock', 'VQANet', 'image_array',
-           'images_tensor', 'questions_tensor', 'VQAStudent', 'HFVisionStudentConfig', 'HFVisionStudent',
-           'tiny_paligemma']
+__all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig',
+           'standardize', 'FiLMBlock', 'VQANet', 'image_array', 'images_tensor', 'questions_tensor', 'VQAStudent',
+           'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
 
 # %% ../nbs/21_vqa_student.ipynb #64c209bb
 BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *NUMBERS, *SHAPES, *COLORS, *SIZES, *MATERIALS]))
@@ -82,6 +82,12 @@ def _coords(x: torch.Tensor) -> torch.Tensor:
     xs = torch.linspace(-1, 1, w).view(1, 1, 1, w).expand(b, 1, h, w)
     return torch.cat([x, xs, ys], 1)
 
+PIXEL_CENTER, PIXEL_SCALE = BACKGROUND[0] / 255, 4.0
+
+def standardize(images: torch.Tensor) -> torch.Tensor:
+    "Pixels in [0, 1] shifted so the scenes' grey background is 0 and scaled so colours reach about ±2."
+    return (images - PIXEL_CENTER) * PIXEL_SCALE
+
 class FiLMBlock(nn.Module):
     "A strided 3×3 convolution over features plus coordinates, normalised, then scaled and shifted per channel by the question."
     def __init__(self, c_in: int, c_out: int, question_dim: int):
@@ -111,7 +117,7 @@ class VQANet(nn.Module):
 
     def forward(self, images: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         q = self.encode_question(ids, lengths)
-        x = self.stem(_coords(images))
+        x = self.stem(_coords(standardize(images)))
         for block in self.blocks: x = block(x, q)
         pooled = torch.cat([x.amax((2, 3)), x.mean((2, 3)), q], 1)
         return self.head(pooled)

@@ -70,6 +70,8 @@ def test_other_domains_keep_their_rows(tmp_path):
     run_episode(env, policy, tmp_path, seed=0, progress=False)
     assert not (tmp_path / 'images').exists()
     assert all('image_path' not in json.loads(l)['metadata'] for l in (tmp_path / 'iteration_1' / 'data.jsonl').read_text().splitlines())
+    from dataenvgym.viz import EpisodeExplorer
+    with pytest.raises(ValueError, match='not a VQA episode'): EpisodeExplorer(tmp_path).scene_grid()
 
 
 def test_the_episode_explorer_opens_the_saved_images(runs):
@@ -80,3 +82,18 @@ def test_the_episode_explorer_opens_the_saved_images(runs):
     assert new and all(Path(d.metadata['image_path']).is_absolute() for d in ex.data(2))
     d = new[0]
     np.testing.assert_array_equal(np.asarray(task_image(d)), np.asarray(render_scene(d.metadata['scene'], d.metadata['image_size'])))
+
+
+def test_the_scene_grid_shows_validation_scenes_before_and_after(runs):
+    from dataenvgym.viz import EpisodeExplorer
+    tmp, *_ = runs
+    ex = EpisodeExplorer(tmp / 'straight')
+    before = {a.task.id for a in ex.report(0).failures}
+    now = {a.task.id for a in ex.report(2).failures}
+    fig = ex.scene_grid(n=4, ncols=2)
+    shown = [ax for ax in fig.axes if ax.images]
+    assert len(shown) == min(4, len(before | now))
+    assert all(ax.images[0].get_array().shape == (64, 64, 3) for ax in shown)
+    title = fig._suptitle.get_text()
+    assert f'fixed {len(before - now)}' in title and f'broken {len(now - before)}' in title and f'still wrong {len(before & now)}' in title
+    assert all(any(t.get_text().startswith('iteration 2:') for t in ax.texts) for ax in shown)

@@ -6,7 +6,7 @@ as nbdev's own renderer does. Pages load nothing from the network: no MathJax, r
 
 Usage: python tools/render_docs.py [OUT]     (default OUT: _docs)
 """
-import base64, html, re, sys
+import base64, html, re, shutil, sys
 from pathlib import Path
 
 import nbformat
@@ -59,6 +59,7 @@ def render(out: Path = ROOT / '_docs') -> list[Path]:
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(body, encoding='utf-8')
         pages.append(page)
+    if (NBS / 'images').is_dir(): shutil.copytree(NBS / 'images', out / 'images', dirs_exist_ok=True)   # figures the markdown links
     links = '\n'.join(f'<li><a href="{p.relative_to(out).as_posix()}">{html.escape(p.relative_to(out).with_suffix("").as_posix())}</a></li>'
                       for p in pages)
     (out / 'index.html').write_text(f'<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>dataenvgym docs</title></head>'

@@ -689,7 +689,8 @@ def show_scenes(tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None 
             lines.append((f'{label}: {a[k]} {"✓" if ok else "✗"}', 'tab:green' if ok else 'tab:red'))
         for m, (text, colour) in enumerate(lines):
             ax.text(0, -.04 - .09 * m, text, transform=ax.transAxes, va='top', fontsize=8, color=colour)
-    fig.tight_layout()
+    # room for the answer lines under each image, which tight_layout does not see
+    fig.tight_layout(h_pad=1.6 * len(lines), rect=(0, .22 * len(lines) / fig.get_figheight(), 1, 1))
     return fig
 
 # %% ../../nbs/12_domains.vqa.ipynb #c699406c
