@@ -39,12 +39,11 @@ def run(env_name: str, policy: str, seed: int, args) -> dict:
 
 
 def render_rate(n: int = 300, size: int = 64, seed: int = 0) -> float:
-    "VQA scenes rendered per second (levels 1-3 in turn)."
+    "VQA scenes rendered per second (levels 1-3 in turn), timed as `vqa_render.py` times them."
     from dataenvgym.domains.vqa import random_scene, render_scene
+    from vqa_render import per_second
     scenes = [random_scene(random.Random(seed + k), k % 3 + 1) for k in range(n)]
-    start = time.perf_counter()
-    for scene in scenes: render_scene(scene, size)
-    return round(n / (time.perf_counter() - start), 1)
+    return per_second(lambda scene: render_scene(scene, size), scenes)['per_s']
 
 
 def compare(env_name: str, args) -> dict:
