@@ -240,8 +240,8 @@ PRESETS: dict[str, Preset] = {
     # the other domains: `tiny` runs every part in seconds. tools/embedded is calibrated like math: seed data plenty for
     # the single tools and scarce (10 per subskill) for the combinations, which the student then gets wrong a third to
     # two thirds of the time. code/embedded starts the student near 45% pass@1 (an episode takes about 10 minutes on two cores).
-    # vqa/embedded keeps five subskills the FiLM student learns at least in part, colour and shape seeded thinly; an episode
-    # takes about 7 minutes, and the student still plateaus near 50% (see `domains.vqa`)
+    # vqa/embedded: five subskills, the object-centric VQA student (`network='objects'`) seeded with 50 questions each, so
+    # the teacher's data carries the episode; about 3 minutes an episode on two cores (see `domains.vqa`)
     'tools/embedded': Preset(
         domain='tools', student=_SMALL_LM,
         config=TeachingConfig(iterations=3, budget=600, val_per_subskill=10, test_per_subskill=30,
@@ -256,10 +256,9 @@ PRESETS: dict[str, Preset] = {
     'code/tiny': Preset(domain='code', subskills=['str_transform', 'list_map', 'formulas'], student=_TINY_LM,
                         config=_TINY.model_copy(update={'val_per_subskill': 4, 'test_per_subskill': 4}), initial_allocation=5),
     'vqa/embedded': Preset(
-        domain='vqa', subskills=['color', 'shape', 'size', 'material', 'count_all'],
-        config=TeachingConfig(iterations=3, budget=1500, val_per_subskill=40, test_per_subskill=100,
-                              seed_per_subskill={'color': 100, 'shape': 100, 'size': 300, 'material': 300, 'count_all': 300},
-                              seed_fit={'steps': 600}, fit={'steps': 700, 'warmup_steps': 20}, from_base=False, replay=1.0)),
+        domain='vqa', subskills=['color', 'shape', 'size', 'material', 'count_all'], student={'network': 'objects'},
+        config=TeachingConfig(iterations=3, budget=800, val_per_subskill=40, test_per_subskill=100, seed_per_subskill=50,
+                              seed_fit={'steps': 300}, fit={'steps': 300, 'warmup_steps': 20}, from_base=False, replay=1.0)),
     'vqa/tiny': Preset(domain='vqa', subskills=['color', 'count_all', 'left_right'],
                        student=dict(channels=(8, 16, 16), word_dim=16, question_dim=32, hidden=32, batch_size=32, warmup_steps=5),
                        config=_TINY, initial_allocation=5),

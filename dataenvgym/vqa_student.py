@@ -1,4 +1,4 @@
-"""A small convolutional network that answers questions about images (a question encoder, an image encoder whose features the question modulates, FiLM, and an answer classifier), trained from a seed on a CPU in minutes; and any Hugging Face vision-language model with a PaliGemma-style processor, fine-tuned with LoRA.
+"""Small networks that answer questions about images (FiLM over the whole image, or `ObjectNet`: object regions, embedded in the question's word space, the words picking the referent), trained from a seed on a CPU in minutes; and any Hugging Face vision-language model with a PaliGemma-style processor, fine-tuned with LoRA.
 
 Docs: https://dataenvgym.github.io/dataenvgym/vqa_student.html.md"""
 
@@ -6,13 +6,14 @@ Docs: https://dataenvgym.github.io/dataenvgym/vqa_student.html.md"""
 
 # %% ../nbs/21_vqa_student.ipynb #c52eff33
 from __future__ import annotations
-import inspect, json, math, random, re, string
+import colorsys, hashlib, inspect, json, math, random, re, string
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 import numpy as np
 import torch
+from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
 from pydantic import BaseModel, ConfigDict
@@ -29,8 +30,9 @@ from .domains.vqa import BACKGROUND, COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHA
 from .students import SeededStudent, _device, load_adapted, save_adapted, train_steps
 
 # %% auto #0
-__all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig',
-           'standardize', 'FiLMBlock', 'VQANet', 'image_array', 'images_tensor', 'questions_tensor', 'VQAStudent',
+__all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_OBJECTS', 'CROP', 'PALIGEMMA_LORA_TARGETS',
+           'words', 'lexicon', 'VQAStudentConfig', 'standardize', 'FiLMBlock', 'VQANet', 'image_array', 'images_tensor',
+           'questions_tensor', 'object_map', 'object_maps', 'ObjectNet', 'make_network', 'VQAStudent',
            'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
 
 # %% ../nbs/21_vqa_student.ipynb #64c209bb
@@ -56,7 +58,8 @@ class VQAStudentConfig(BaseModel):
     "Size, training and prediction settings of a `VQAStudent`; the defaults train on two CPU cores in minutes."
     model_config = ConfigDict(frozen=True, extra='forbid')
     image_size: int = 64
-    channels: tuple[int, ...] = (32, 64, 64, 64)   # one strided convolution each, FiLM after all but the first
+    network: Literal['film', 'objects'] = 'film'   # `VQANet` over the whole image, or `ObjectNet` over its objects
+    channels: tuple[int, ...] = (32, 64, 64, 64)   # FiLM: one strided convolution each, FiLM after all but the first
     word_dim: int = 64
     question_dim: int = 128
     hidden: int = 128
@@ -144,9 +147,105 @@ def questions_tensor(questions: Sequence[str], vocab: dict[str, int]) -> tuple[t
     width = max(map(len, ids))
     return torch.tensor([i + [0] * (width - len(i)) for i in ids]), torch.tensor([len(i) for i in ids])
 
+# %% ../nbs/21_vqa_student.ipynb #8a378241
+PALETTE_HUES = np.array([colorsys.rgb_to_hsv(*(np.array(c) / 255))[0] for c in COLORS.values()])
+MAX_OBJECTS, CROP = 12, 16
+
+def _hues(image: np.ndarray) -> np.ndarray:
+    "Per pixel of a `(3, H, W)` float image, the index of the nearest palette hue."
+    r, g, b = image
+    mx, mn = image.max(0), image.min(0)
+    d = np.where(mx > mn, mx - mn, 1.0)
+    h = np.select([mx == r, mx == g], [((g - b) / d) % 6, (b - r) / d + 2], (r - g) / d + 4) / 6
+    dist = np.abs(h[..., None] - PALETTE_HUES)
+    return np.minimum(dist, 1 - dist).argmin(-1)
+
+def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
+    "`(H, W)` uint8 map of a `(3, H, W)` float image in [0, 1]: 0 background, k for the k-th largest object region."
+    fg = np.abs(image - PIXEL_CENTER).max(0) > threshold
+    hues, out, regions = _hues(image), np.zeros(fg.shape, np.uint8), []
+    for c in range(len(PALETTE_HUES)):
+        lab, n = ndimage.label(fg & (hues == c), structure=np.ones((3, 3), bool))
+        sizes = np.bincount(lab.ravel())[1:]
+        regions += [(-int(sizes[i]), c, i + 1, lab) for i in range(n) if sizes[i] >= 4]
+    for k, (_, _, i, lab) in enumerate(sorted(regions, key=lambda r: r[:3])[:MAX_OBJECTS]): out[lab == i] = k + 1
+    return out
+
+_MAPS: dict[bytes, np.ndarray] = {}
+
+def object_maps(images: torch.Tensor) -> torch.Tensor:
+    "`object_map` of each image of a batch, cached by the image's bytes (an image's map is computed once per session)."
+    arrays = images.numpy()
+    keys = [hashlib.blake2b(a.tobytes(), digest_size=16).digest() for a in arrays]
+    for k, a in zip(keys, arrays):
+        if k not in _MAPS:
+            if len(_MAPS) >= 50_000: _MAPS.clear()
+            _MAPS[k] = object_map(a)
+    return torch.from_numpy(np.stack([_MAPS[k] for k in keys])).long()
+
+class ObjectNet(nn.Module):
+    "Objects from hue regions → CNN embeddings in word space → the question's words pick the referent → answer logits."
+    def __init__(self, config: VQAStudentConfig, n_words: int, n_answers: int, answer_words: torch.Tensor | None = None):
+        super().__init__()
+        c, d, D = config, config.word_dim, config.hidden
+        self.embed = nn.Embedding(n_words, d, padding_idx=0)
+        self.gru = nn.GRU(d, c.question_dim, batch_first=True)
+        self.gate = nn.Linear(c.question_dim, 1)
+        self.crop_cnn = nn.Sequential(nn.Conv2d(4, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(),
+                                      nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.ReLU())
+        self.obj = nn.Sequential(nn.Linear(2 * 64 + 5, D), nn.ReLU(), nn.Linear(D, d))
+        self.count_bias, self.tie_scale, self.mention_bonus = (nn.Parameter(torch.tensor(v)) for v in (0.0, 1.0, 1.0))
+        self.head = nn.Sequential(nn.Linear(d + c.question_dim + 3, D), nn.ReLU(), nn.Linear(D, n_answers))
+        self.register_buffer('answer_words', answer_words if answer_words is not None else torch.zeros(n_answers, dtype=torch.long))
+
+    def objects(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        "Each image's object embeddings `(B, MAX_OBJECTS, word_dim)` and which slots hold an object."
+        maps = object_maps(images)
+        B, _, H, W = images.shape
+        valid = torch.stack([(maps == k + 1).flatten(1).any(1) for k in range(MAX_OBJECTS)], 1)
+        bi, ki = valid.nonzero(as_tuple=True)
+        objs = torch.zeros(B, MAX_OBJECTS, self.embed.embedding_dim)
+        if not len(bi): return objs, valid                                        # blank pictures: nothing to look at
+        mask = (maps[bi] == (ki + 1).view(-1, 1, 1)).float()
+        ys, xs = torch.arange(H).view(1, H, 1).float(), torch.arange(W).view(1, 1, W).float()
+        big = torch.tensor(1e4)
+        x0, x1 = torch.where(mask > 0, xs, big).flatten(1).amin(1), torch.where(mask > 0, xs, -big).flatten(1).amax(1) + 1
+        y0, y1 = torch.where(mask > 0, ys, big).flatten(1).amin(1), torch.where(mask > 0, ys, -big).flatten(1).amax(1) + 1
+        cx, cy, side = (x0 + x1) / 2, (y0 + y1) / 2, torch.maximum(x1 - x0, y1 - y0) + 2
+        theta = torch.zeros(len(bi), 2, 3)
+        theta[:, 0, 0], theta[:, 1, 1], theta[:, 0, 2], theta[:, 1, 2] = side / W, side / H, cx / W * 2 - 1, cy / H * 2 - 1
+        pixels = torch.cat([standardize(images)[bi], mask.unsqueeze(1)], 1)
+        crops = F.grid_sample(pixels, F.affine_grid(theta, [len(bi), 4, CROP, CROP], align_corners=False), align_corners=False)
+        f = self.crop_cnn(crops)
+        shape = torch.stack([cx / W * 2 - 1, cy / H * 2 - 1, (x1 - x0) / W * 4, (y1 - y0) / H * 4, mask.sum((1, 2)) / (H * W) * 20], 1)
+        objs[bi, ki] = self.obj(torch.cat([f.amax((2, 3)), f.mean((2, 3)), shape], 1))
+        return objs, valid
+
+    def forward(self, images: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        e = self.embed(ids)
+        packed = nn.utils.rnn.pack_padded_sequence(e, lengths, batch_first=True, enforce_sorted=False)
+        states, last = self.gru(packed)
+        states = nn.utils.rnn.pad_packed_sequence(states, batch_first=True, total_length=ids.shape[1])[0]
+        q = last[0]
+        names = torch.sigmoid(self.gate(states)).squeeze(-1) * (ids > 0)           # how much each word names the referent
+        objs, valid = self.objects(images)
+        scores = torch.einsum('btd,bkd,bt->bk', e, objs, names)
+        referent = (torch.softmax(scores.masked_fill(~valid, -1e9), 1).unsqueeze(-1) * objs).sum(1)
+        count, n = (torch.sigmoid(scores + self.count_bias) * valid).sum(1, keepdim=True), valid.sum(1, keepdim=True).float()
+        logits = self.head(torch.cat([referent, q, count / 4, n / 4, (n / 4) ** 2], 1))
+        tied = self.embed(self.answer_words) * (self.answer_words > 0).unsqueeze(-1)  # one word per answer, or none
+        named = ((ids.unsqueeze(-1) == self.answer_words) & (ids.unsqueeze(-1) > 0)).any(1).float()
+        return logits + self.tie_scale * referent @ tied.T + self.mention_bonus * named
+
+def make_network(config: VQAStudentConfig, vocab: Sequence[str], answers: Sequence[str]) -> nn.Module:
+    "The network `config.network` names, for these words and answers."
+    if config.network == 'film': return VQANet(config, len(vocab), len(answers))
+    ids = {w: i for i, w in enumerate(vocab)}
+    return ObjectNet(config, len(vocab), len(answers), torch.tensor([ids.get(a, 0) if ' ' not in a else 0 for a in answers]))
+
 # %% ../nbs/21_vqa_student.ipynb #6db232e8
 class VQAStudent(SeededStudent):
-    "A FiLM network that answers questions about images from the VQA domain, trained from a seed: a `Student`."
+    "A small network (`network`: FiLM or `ObjectNet`) that answers questions about the VQA domain's images, trained from a seed: a `Student`."
     def __init__(self, config: VQAStudentConfig | None = None, **overrides):
         self.config = VQAStudentConfig.model_validate({**(config or VQAStudentConfig()).model_dump(), **overrides})
         vocab, answers = lexicon()
@@ -154,13 +253,14 @@ class VQAStudent(SeededStudent):
         self.word_ids, self.answer_ids = {w: i for i, w in enumerate(self.vocab)}, {a: i for i, a in enumerate(self.answers)}
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.config.seed)
-            self.model = VQANet(self.config, len(self.vocab), len(self.answers)).eval()
+            self.model = make_network(self.config, self.vocab, self.answers).eval()
         self.examples_seen, self.losses = 0, []
         self.set_base()
 
     def __repr__(self):
         c = self.config
-        return f'VQAStudent({self.num_parameters / 1e6:.2f}M parameters: {len(c.channels)} conv layers, {c.image_size}px)'
+        net = f'{len(c.channels)} conv layers' if c.network == 'film' else 'objects'
+        return f'VQAStudent({self.num_parameters / 1e6:.2f}M parameters: {net}, {c.image_size}px)'
 
 # %% ../nbs/21_vqa_student.ipynb #01f9283c
 def _targets(self: VQAStudent, data: Sequence[Datum]) -> torch.Tensor:
@@ -220,7 +320,7 @@ def load(cls: VQAStudent, path: str | Path) -> VQAStudent:
     if saved['vocab'] != student.vocab or saved['answers'] != student.answers:
         student.vocab, student.answers = saved['vocab'], saved['answers']
         student.word_ids, student.answer_ids = {w: i for i, w in enumerate(student.vocab)}, {a: i for i, a in enumerate(student.answers)}
-        student.model = VQANet(student.config, len(student.vocab), len(student.answers))
+        student.model = make_network(student.config, student.vocab, student.answers)
     student.model.load_state_dict(load_file(path / 'model.safetensors')); student.model.eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
