@@ -6,13 +6,14 @@ Docs: https://dataenvgym.github.io/dataenvgym/vqa_student.html.md"""
 
 # %% ../nbs/21_vqa_student.ipynb #c52eff33
 from __future__ import annotations
-import colorsys, hashlib, inspect, json, math, random, re, string
+import hashlib, inspect, json, math, random, re, string
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 import numpy as np
 import torch
+from matplotlib.colors import rgb_to_hsv
 from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
@@ -32,7 +33,7 @@ from .students import SeededStudent, _device, load_adapted, save_adapted, train_
 # %% auto #0
 __all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_OBJECTS', 'CROP', 'PALIGEMMA_LORA_TARGETS',
            'words', 'lexicon', 'VQAStudentConfig', 'standardize', 'FiLMBlock', 'VQANet', 'image_array', 'images_tensor',
-           'questions_tensor', 'object_map', 'object_maps', 'ObjectNet', 'make_network', 'VQAStudent',
+           'questions_tensor', 'object_map', 'object_boxes', 'object_maps', 'ObjectNet', 'make_network', 'VQAStudent',
            'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
 
 # %% ../nbs/21_vqa_student.ipynb #64c209bb
@@ -148,16 +149,12 @@ def questions_tensor(questions: Sequence[str], vocab: dict[str, int]) -> tuple[t
     return torch.tensor([i + [0] * (width - len(i)) for i in ids]), torch.tensor([len(i) for i in ids])
 
 # %% ../nbs/21_vqa_student.ipynb #8a378241
-PALETTE_HUES = np.array([colorsys.rgb_to_hsv(*(np.array(c) / 255))[0] for c in COLORS.values()])
+PALETTE_HUES = rgb_to_hsv(np.array(list(COLORS.values())) / 255)[:, 0]
 MAX_OBJECTS, CROP = 12, 16
 
 def _hues(image: np.ndarray) -> np.ndarray:
     "Per pixel of a `(3, H, W)` float image, the index of the nearest palette hue."
-    r, g, b = image
-    mx, mn = image.max(0), image.min(0)
-    d = np.where(mx > mn, mx - mn, 1.0)
-    h = np.select([mx == r, mx == g], [((g - b) / d) % 6, (b - r) / d + 2], (r - g) / d + 4) / 6
-    dist = np.abs(h[..., None] - PALETTE_HUES)
+    dist = np.abs(rgb_to_hsv(np.moveaxis(image, 0, -1))[..., 0, None] - PALETTE_HUES)
     return np.minimum(dist, 1 - dist).argmin(-1)
 
 def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
@@ -171,17 +168,25 @@ def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
     for k, (_, _, i, lab) in enumerate(sorted(regions, key=lambda r: r[:3])[:MAX_OBJECTS]): out[lab == i] = k + 1
     return out
 
-_MAPS: dict[bytes, np.ndarray] = {}
+def object_boxes(regions: np.ndarray) -> np.ndarray:
+    "`(MAX_OBJECTS, 4)` float boxes (x0, y0, x1, y1; end exclusive) of the regions of an `object_map`; zeros past the last."
+    boxes = np.zeros((MAX_OBJECTS, 4), np.float32)
+    for k, (ys, xs) in enumerate(ndimage.find_objects(regions)): boxes[k] = xs.start, ys.start, xs.stop, ys.stop
+    return boxes
 
-def object_maps(images: torch.Tensor) -> torch.Tensor:
-    "`object_map` of each image of a batch, cached by the image's bytes (an image's map is computed once per session)."
+_MAPS: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+
+def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "`object_map` and `object_boxes` of each image of a batch, cached by the image's bytes (computed once per session)."
     arrays = images.numpy()
     keys = [hashlib.blake2b(a.tobytes(), digest_size=16).digest() for a in arrays]
     for k, a in zip(keys, arrays):
         if k not in _MAPS:
             if len(_MAPS) >= 50_000: _MAPS.clear()
-            _MAPS[k] = object_map(a)
-    return torch.from_numpy(np.stack([_MAPS[k] for k in keys])).long()
+            regions = object_map(a)
+            _MAPS[k] = regions, object_boxes(regions)
+    return (torch.from_numpy(np.stack([_MAPS[k][0] for k in keys])).long(),
+            torch.from_numpy(np.stack([_MAPS[k][1] for k in keys])))
 
 class ObjectNet(nn.Module):
     "Objects from hue regions → CNN embeddings in word space → the question's words pick the referent → answer logits."
@@ -200,17 +205,14 @@ class ObjectNet(nn.Module):
 
     def objects(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         "Each image's object embeddings `(B, MAX_OBJECTS, word_dim)` and which slots hold an object."
-        maps = object_maps(images)
+        maps, boxes = object_maps(images)
         B, _, H, W = images.shape
-        valid = torch.stack([(maps == k + 1).flatten(1).any(1) for k in range(MAX_OBJECTS)], 1)
+        valid = boxes[..., 2] > 0                                                 # a region ends right of column 0
         bi, ki = valid.nonzero(as_tuple=True)
         objs = torch.zeros(B, MAX_OBJECTS, self.embed.embedding_dim)
         if not len(bi): return objs, valid                                        # blank pictures: nothing to look at
         mask = (maps[bi] == (ki + 1).view(-1, 1, 1)).float()
-        ys, xs = torch.arange(H).view(1, H, 1).float(), torch.arange(W).view(1, 1, W).float()
-        big = torch.tensor(1e4)
-        x0, x1 = torch.where(mask > 0, xs, big).flatten(1).amin(1), torch.where(mask > 0, xs, -big).flatten(1).amax(1) + 1
-        y0, y1 = torch.where(mask > 0, ys, big).flatten(1).amin(1), torch.where(mask > 0, ys, -big).flatten(1).amax(1) + 1
+        x0, y0, x1, y1 = boxes[bi, ki].unbind(1)
         cx, cy, side = (x0 + x1) / 2, (y0 + y1) / 2, torch.maximum(x1 - x0, y1 - y0) + 2
         theta = torch.zeros(len(bi), 2, 3)
         theta[:, 0, 0], theta[:, 1, 1], theta[:, 0, 2], theta[:, 1, 2] = side / W, side / H, cx / W * 2 - 1, cy / H * 2 - 1
