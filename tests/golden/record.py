@@ -1,0 +1,50 @@
+"""Golden record of behaviour: the `tiny` preset of every domain in every environment, and the data-repair baselines.
+
+`python tests/golden/record.py` writes `tests/golden/behaviour.json`; `tests/test_golden.py` replays the same runs
+and asserts they are identical (student weights aside). Run with one thread: float sums depend on the thread count."""
+import hashlib, json, os, sys, tempfile
+from pathlib import Path
+
+os.environ.setdefault('OMP_NUM_THREADS', '1')
+import torch
+torch.set_num_threads(1)
+
+from dataenvgym.runner import run_episode, teaching_setup
+from dataenvgym.repair.env import RepairEnv
+from dataenvgym.repair.tasks import TASKS
+from dataenvgym.train import BASELINES, record_episode
+
+HERE = Path(__file__).parent
+DOMAINS, ENVS = ('math', 'code', 'tools', 'vqa'), ('open-ended', 'skill-list', 'skill-tree')
+REPAIR_SEEDS = (0, 1, 2)
+
+def _digest(text: str) -> str: return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+def teaching_record(domain: str, env_name: str) -> dict:
+    "Digests of each iteration's data and report, and the episode's result, for the tiny preset."
+    env, policy = teaching_setup(env_name, 'with-state', 'tiny', domain)
+    with tempfile.TemporaryDirectory() as out:
+        result = run_episode(env, policy, out, seed=0, progress=False)
+        its = sorted(Path(out).glob('iteration_*'), key=lambda p: int(p.name.split('_')[1]))
+        iterations = [{'data': _digest((p / 'data.jsonl').read_text()), 'report': _digest((p / 'report.json').read_text()),
+                       'observation': _digest((p / 'observation.json').read_text())} for p in its]
+    res = result.model_dump(mode='json', exclude={'out_dir'})
+    for log in res['iterations']: log.pop('seconds')
+    return {'iterations': iterations, 'result': res}
+
+def repair_record(task: str, agent: str, seed: int, env: RepairEnv) -> dict:
+    "A baseline's whole trajectory: observation digests, commands, rewards, success and held-out accuracy."
+    t = record_episode(env, BASELINES[agent](seed), seed, task, agent)
+    return {'observations': [_digest(o) for o in t.observations], 'commands': t.commands,
+            'rewards': [round(r, 10) for r in t.rewards], 'success': t.success, 'accuracy': round(t.accuracy, 10)}
+
+def record_all() -> dict:
+    teaching = {f'{d}/{e}': teaching_record(d, e) for d in DOMAINS for e in ENVS}
+    env = RepairEnv()
+    repair = {f'{t}/{a}/{s}': repair_record(t, a, s, env) for t in TASKS for a in BASELINES for s in REPAIR_SEEDS}
+    return {'teaching': teaching, 'repair': repair}
+
+if __name__ == '__main__':
+    out = HERE / 'behaviour.json'
+    out.write_text(json.dumps(record_all(), indent=1, sort_keys=True) + '\n')
+    print(f'wrote {out}', file=sys.stderr)
