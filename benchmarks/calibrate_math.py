@@ -15,7 +15,7 @@ import torch
 
 from dataenvgym.core import Datum, EvalReport, grade_all
 from dataenvgym.domains.math import EMBEDDED_SUBSKILLS, SUBSKILLS, MathDomain
-from dataenvgym.students import TinyLM
+from dataenvgym.students.tiny import TinyLM
 
 
 def calibrate(subskills: list[str], minutes: float, threshold: float, every: int, n_eval: int, seed: int) -> dict:

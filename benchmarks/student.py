@@ -22,7 +22,7 @@ import torch
 
 from dataenvgym.core import Datum, evaluate
 from dataenvgym.domains.math import MathDomain
-from dataenvgym.students import TinyLM
+from dataenvgym.students.tiny import TinyLM
 
 
 def benchmark(seed: int, every: int, n_train: int, n_eval: int, student_settings: dict | None = None) -> dict:

@@ -17,7 +17,7 @@ Runs are kept under `--out` (default `runs/benchmark-teaching`), so an interrupt
 import argparse, json, random, statistics, sys, time
 from pathlib import Path
 
-from dataenvgym.runner import ENVS, run_episode, teaching_setup
+from dataenvgym.teaching.runner import ENVS, run_episode, teaching_setup
 
 POLICIES = ('with-state', 'no-state')
 

@@ -15,7 +15,7 @@ import torch
 
 from dataenvgym.core import Datum, evaluate
 from dataenvgym.domains.tools import ToolDomain, plan_metrics
-from dataenvgym.students import TinyLM
+from dataenvgym.students.tiny import TinyLM
 
 
 def benchmark(args) -> dict:

@@ -11,7 +11,7 @@ GRPO, the must-show ratios (trained / heuristic success), and the wall time of e
 import argparse, json, time
 import numpy as np
 import torch
-from dataenvgym.train import (EnvRollouts, GRPOSettings, SFTSettings, evaluate, grpo_train, length_report,
+from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, evaluate, grpo_train, length_report,
                               record_rollouts, sft_train, success_rates, tiny_agent, warmup_dataset)
 
 

@@ -10,7 +10,7 @@ import argparse, json, sys, time
 import torch
 from dataenvgym.core import evaluate
 from dataenvgym.domains.vqa import VQADomain, vqa_datum
-from dataenvgym.vqa_student import VQAStudent
+from dataenvgym.students.vqa import VQAStudent
 
 PRESET_SUBSKILLS = 'color,shape,size,material,count_all'  # those of the vqa/embedded preset
 

@@ -12,10 +12,10 @@ from typing import Callable, Sequence
 
 from .core import Datum, Domain, EvalReport, Student, check_choice, evaluate, write_jsonl
 from .domains.math import MathDomain
-from .students import TinyLM
-from .envs import quiet_transformers
-from .runner import DOMAINS, ENVS, PRESETS, STUDENTS, IterationLog, run_episode, teaching_setup
-from .envs import task_datum
+from .students.tiny import TinyLM
+from .teaching.envs import quiet_transformers
+from .teaching.runner import DOMAINS, ENVS, PRESETS, STUDENTS, IterationLog, run_episode, teaching_setup
+from .teaching.envs import task_datum
 
 # %% auto #0
 __all__ = ['get_domain', 'train_student', 'teach', 'train_agent', 'main']
@@ -93,7 +93,7 @@ def _print_train(res: dict) -> None:
 
 def train_agent(args: argparse.Namespace) -> int:
     "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."
-    from dataenvgym.train import TrainConfig, run_eval, run_grpo, run_sft
+    from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
     config = TrainConfig.load(args.config)
     if args.phase == 'config':
         import yaml
@@ -109,8 +109,8 @@ def train_agent(args: argparse.Namespace) -> int:
 # %% ../nbs/80_cli.ipynb #32dab21d
 def _llm_setup(args: argparse.Namespace, out: Path):
     "The environment, policy and meter of an LLM-taught episode described by `args`."
-    from dataenvgym.llm import LLM, CallCache, LLMConfig
-    from dataenvgym.llm_teachers import llm_setup
+    from dataenvgym.teaching.llm import LLM, CallCache, LLMConfig
+    from dataenvgym.teaching.llm_modules import llm_setup
     config = LLMConfig(model=args.llm_model, base_url=args.llm_base_url, api_key_env=args.llm_api_key_env, mode=args.llm_mode)
     llm = LLM(config, CallCache(args.llm_cache, args.llm_cache_mode) if args.llm_cache else None)
     env, policy = llm_setup(args.env, llm, args.policy, args.preset, checkpoint_dir=out / 'discovery', seed_cache=args.seed_cache)

@@ -5,7 +5,7 @@ from peft import PeftModel
 
 from dataenvgym.core import Student
 from dataenvgym.domains.vqa import VQADomain, vqa_datum
-from dataenvgym.vqa_student import HFVisionStudent, tiny_paligemma
+from dataenvgym.students.vqa import HFVisionStudent, tiny_paligemma
 
 TASKS = VQADomain(['color', 'count_all']).tasks(8, seed=1)
 DATA = [vqa_datum(t) for t in TASKS]

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from dataenvgym.domains.math import MathDomain
-from dataenvgym.llm import LLM, CallCache, LLMConfig, LLMError, ReplayMiss, ScriptedServer
-from dataenvgym.llm_teachers import StandInTeacher, llm_setup
-from dataenvgym.runner import run_episode
+from dataenvgym.teaching.llm import LLM, CallCache, LLMConfig, LLMError, ReplayMiss, ScriptedServer
+from dataenvgym.teaching.llm_modules import StandInTeacher, llm_setup
+from dataenvgym.teaching.runner import run_episode
 
 RECORDING = Path(__file__).parents[1] / 'nbs' / 'recordings' / 'skill_tree_tiny.jsonl'
 TINY = MathDomain(['add_2digit', 'add_3digit', 'mod_small'])

@@ -11,7 +11,7 @@ ws_sync = pytest.importorskip('websockets.sync.client')
 
 from dataenvgym.repair.agents import HeuristicAgent, RandomAgent
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.serve import RepairClient, RepairCommand, make_app, to_wire
+from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, to_wire
 
 SESSIONS = [(seed, 'task_0_tutorial' if seed % 2 else 'task_1_easy', RandomAgent if seed % 3 else lambda s: HeuristicAgent())
             for seed in range(8)]

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dataenvgym.domains.math import MathDomain
-from dataenvgym.skills import ClusterDiscoverer, OracleDiscoverer, SkillForest
+from dataenvgym.teaching.skills import ClusterDiscoverer, OracleDiscoverer, SkillForest
 
 names = st.text(string.ascii_lowercase, min_size=1, max_size=3)
 forests = st.builds(SkillForest.from_skills,

@@ -3,11 +3,11 @@ engine writes passes the domain's own grader (so quality checks reject nothing b
 import pytest
 
 from dataenvgym.domains.tools import SampledSkillListTeacher, ToolDomain
-from dataenvgym.envs import OpenEndedEnv, SkillListEnv, SkillTreeEnv, TeachingConfig
-from dataenvgym.runner import run_episode
-from dataenvgym.skills import TaxonomyProposer
-from dataenvgym.students import TinyLM
-from dataenvgym.teachers import ProceduralEngine, make_teacher
+from dataenvgym.teaching.envs import OpenEndedEnv, SkillListEnv, SkillTreeEnv, TeachingConfig
+from dataenvgym.teaching.runner import run_episode
+from dataenvgym.teaching.skills import TaxonomyProposer
+from dataenvgym.students.tiny import TinyLM
+from dataenvgym.teaching.policies import ProceduralEngine, make_teacher
 
 DOM = ToolDomain(['capital', 'capital+upper', 'population+mul'])
 CONFIG = TeachingConfig(iterations=1, budget=30, seed_per_subskill=10, val_per_subskill=6, test_per_subskill=6,

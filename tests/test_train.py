@@ -1,4 +1,4 @@
-"The training path of `dataenvgym.train` on a CPU: warm-up data, SFT, GRPO with the environment in the loop."
+"The training path of `dataenvgym.repair.train` on a CPU: warm-up data, SFT, GRPO with the environment in the loop."
 import time
 from types import SimpleNamespace
 
@@ -8,7 +8,7 @@ import torch
 
 from dataenvgym.repair.agents import HeuristicAgent, SubmitAgent, run_episode
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.train import (EnvRollouts, GRPOSettings, SFTSettings, agent_messages, encode, env_return, grpo_train,
+from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, agent_messages, encode, env_return, grpo_train,
                               length_report, play_episodes, record_rollouts, render, scripted, sft_train, tiny_agent,
                               warmup_dataset)
 
@@ -75,7 +75,7 @@ def test_cpu_path_sft_then_grpo_under_3_minutes():
 @pytest.mark.parametrize('name', ['tiny', 'tiny-curriculum'])
 def test_named_configs_warmup_fits(name):
     "The warm-up chats of each named tiny config pass the length check at the config's max length (no command is cut)."
-    from dataenvgym.train import TRAIN_CONFIGS, load_agent
+    from dataenvgym.repair.train import TRAIN_CONFIGS, load_agent
     c = TRAIN_CONFIGS[name]
     _, tok = load_agent(c.model, c)
     ds = warmup_dataset(record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks))

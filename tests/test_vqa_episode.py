@@ -8,7 +8,7 @@ import pytest
 
 from dataenvgym.core import Datum, read_jsonl
 from dataenvgym.domains.vqa import render_scene, task_image
-from dataenvgym.runner import run_episode, teaching_setup
+from dataenvgym.teaching.runner import run_episode, teaching_setup
 
 
 def _episode(out: Path, stop_after: int | None = None):
@@ -70,12 +70,12 @@ def test_other_domains_keep_their_rows(tmp_path):
     run_episode(env, policy, tmp_path, seed=0, progress=False)
     assert not (tmp_path / 'images').exists()
     assert all('image_path' not in json.loads(l)['metadata'] for l in (tmp_path / 'iteration_1' / 'data.jsonl').read_text().splitlines())
-    from dataenvgym.viz import EpisodeExplorer
+    from dataenvgym.teaching.viz import EpisodeExplorer
     with pytest.raises(ValueError, match='not a VQA episode'): EpisodeExplorer(tmp_path).scene_grid()
 
 
 def test_the_episode_explorer_opens_the_saved_images(runs):
-    from dataenvgym.viz import EpisodeExplorer
+    from dataenvgym.teaching.viz import EpisodeExplorer
     tmp, *_ = runs
     ex = EpisodeExplorer(tmp / 'straight')
     new = ex.new_data(2)
@@ -85,7 +85,7 @@ def test_the_episode_explorer_opens_the_saved_images(runs):
 
 
 def test_the_scene_grid_shows_validation_scenes_before_and_after(runs):
-    from dataenvgym.viz import EpisodeExplorer
+    from dataenvgym.teaching.viz import EpisodeExplorer
     tmp, *_ = runs
     ex = EpisodeExplorer(tmp / 'straight')
     before = {a.task.id for a in ex.report(0).failures}

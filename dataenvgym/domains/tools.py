@@ -15,8 +15,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 from ..core import Attempt, JsonlError, Task, check_choice
 from .math import MathDomain, check_disjoint
-from ..envs import SkillListAction, SkillListObservation, SkillPlan, spread_evenly
-from ..teachers import TEACHERS, Policy
+from ..teaching.envs import SkillListAction, SkillListObservation, SkillPlan, spread_evenly
+from ..teaching.policies import TEACHERS, Policy
 
 # %% auto #0
 __all__ = ['Number', 'Text', 'Date', 'Numbers', 'TOOLS', 'COUNTRIES', 'Country', 'UNITS', 'Unit', 'MAX_PLAN_CHARS', 'MAX_CALLS',

@@ -13,7 +13,7 @@ import numpy as np
 from tqdm.auto import tqdm
 from .env import COMMANDS, RepairEnv, RepairObservation
 from .specialists import reference_plan
-from ..viz import plot_style
+from ..plotting import plot_style
 
 # %% auto #0
 __all__ = ['SOURCE', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'EpisodeResult', 'run_episode',

@@ -13,7 +13,7 @@ import numpy as np
 from .agents import Agent, run_episode
 from .env import RepairEnv
 from .tasks import TASKS
-from ..viz import plot_style
+from ..plotting import plot_style
 
 # %% auto #0
 __all__ = ['Curriculum', 'run_curriculum', 'plot_levels']

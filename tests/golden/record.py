@@ -9,10 +9,10 @@ os.environ.setdefault('OMP_NUM_THREADS', '1')
 import torch
 torch.set_num_threads(1)
 
-from dataenvgym.runner import run_episode, teaching_setup
+from dataenvgym.teaching.runner import run_episode, teaching_setup
 from dataenvgym.repair.env import RepairEnv
 from dataenvgym.repair.tasks import TASKS
-from dataenvgym.train import BASELINES, record_episode
+from dataenvgym.repair.train import BASELINES, record_episode
 
 HERE = Path(__file__).parent
 DOMAINS, ENVS = ('math', 'code', 'tools', 'vqa'), ('open-ended', 'skill-list', 'skill-tree')
