@@ -13,8 +13,10 @@ from typing import Any, Iterator, Mapping, Sequence
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 # %% auto #0
 __all__ = ['STYLE', 'ACCURACY_CMAP', 'plot_style', 'figure_png', 'plot_rewards', 'live_widgets', 'Explorer']
@@ -107,6 +109,12 @@ class Explorer:
         bundle = {'text/plain': repr(self), 'image/png': self.png()}
         if live_widgets(): bundle = {**self.widget()._repr_mimebundle_(), **bundle}
         return {k: v for k, v in bundle.items() if (not include or k in include) and k not in (exclude or ())}
+
+def _clip(text: str, n: int) -> str:
+    "`text` on one line (its indent kept), cut to `n` characters."
+    text = str(text)
+    text = ' ' * (len(text) - len(text.lstrip(' '))) + ' '.join(text.split())
+    return text if len(text) <= n else text[:n - 1] + '…'
 
 # %% ../nbs/02_plotting.ipynb #ac3cc216
 def _acc_colors(acc: float | None) -> tuple[str, str]:

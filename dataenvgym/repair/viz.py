@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
-from ..plotting import Explorer, _html_table, _td, plot_style
+from ..plotting import Explorer, figure_png, _clip, _html_table, _ipywidgets, _td, plot_style
 
 if TYPE_CHECKING:
     from dataenvgym.repair.env import RepairEnv, RepairObservation

@@ -20,7 +20,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from ..core import Datum, EvalReport, read_jsonl
 from ..domains.vqa import resolve_images, show_scenes
-from ..plotting import ACCURACY_CMAP, Explorer, _acc_cell, _acc_colors, _axes, _html_table, _td, figure_png, plot_style
+from ..plotting import ACCURACY_CMAP, Explorer, _acc_cell, _acc_colors, _axes, _clip, _ipywidgets, live_widgets, _html_table, _td, figure_png, plot_style
 from .skills import SkillForest, SubskillNode, _val_trend
 
 if TYPE_CHECKING:
@@ -165,12 +165,6 @@ def _said(response: str | None) -> str:
     return '✓' if response is None else response if response.strip() else '(empty)'
 
 def _iteration_of(path: Path) -> int: return int(path.name.split('_')[1])
-
-def _clip(text: str, n: int) -> str:
-    "`text` on one line (its indent kept), cut to `n` characters."
-    text = str(text)
-    text = ' ' * (len(text) - len(text.lstrip(' '))) + ' '.join(text.split())
-    return text if len(text) <= n else text[:n - 1] + '…'
 
 class EpisodeExplorer(Explorer):
     "An episode folder from `runner.run_episode`: per-skill accuracy, new data and before/after examples per iteration."
