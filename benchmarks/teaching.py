@@ -17,7 +17,9 @@ Runs are kept under `--out` (default `runs/benchmark-teaching`), so an interrupt
 import argparse, json, random, statistics, sys, time
 from pathlib import Path
 
-from dataenvgym.teaching.runner import ENVS, run_episode, teaching_setup
+from dataenvgym.registry import registered
+from dataenvgym.teaching.presets import teaching_setup
+from dataenvgym.teaching.runner import run_episode
 
 POLICIES = ('with-state', 'no-state')
 
@@ -27,8 +29,7 @@ def run(env_name: str, policy: str, seed: int, args) -> dict:
     env, teacher = teaching_setup(env_name, policy, args.preset, args.domain, iterations=args.iterations,
                                   seed_cache=Path(args.out) / 'seed-students')
     t0 = time.perf_counter()
-    res = run_episode(env, teacher, Path(args.out) / f'{env_name}-{policy}-seed{seed}', seed, progress=False,
-                      record={'domain': args.domain, 'preset': args.preset})
+    res = run_episode(env, teacher, Path(args.out) / f'{env_name}-{policy}-seed{seed}', seed, progress=False)
     print(f'{env_name} {policy} seed {seed}: test {res.test_accuracy_initial:.1%} → {res.test_accuracy_best:.1%} '
           f'(iteration {res.best_iteration}) in {time.perf_counter() - t0:.0f}s', file=sys.stderr, flush=True)
     return {'policy': policy, 'seed': seed, 'minutes': round((time.perf_counter() - t0) / 60, 1), 'best_iteration': res.best_iteration,
@@ -57,7 +58,7 @@ def compare(env_name: str, args) -> dict:
 
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--env', default='all', choices=['all', *ENVS])
+    p.add_argument('--env', default='all', choices=['all', *registered('env')])
     p.add_argument('--domain', default='math')
     p.add_argument('--preset', default='embedded')
     p.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
@@ -65,7 +66,7 @@ if __name__ == '__main__':
     p.add_argument('--policies', nargs='+', default=list(POLICIES), help='registered teachers to run (default: with-state no-state)')
     p.add_argument('--out', default='runs/benchmark-teaching')
     a = p.parse_args()
-    envs = list(ENVS) if a.env == 'all' else [a.env]
+    envs = registered('env') if a.env == 'all' else [a.env]
     t0 = time.perf_counter()
     results = {e: compare(e, a) for e in envs}
     out = results[envs[0]] if len(envs) == 1 else {'envs': results}

@@ -11,7 +11,7 @@ GRPO, the must-show ratios (trained / heuristic success), and the wall time of e
 import argparse, json, time
 import numpy as np
 import torch
-from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, evaluate, grpo_train, length_report,
+from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, evaluate_agent, grpo_train, length_report,
                               record_rollouts, sft_train, success_rates, tiny_agent, warmup_dataset)
 
 
@@ -36,14 +36,14 @@ def main():
     out['sft_final_loss'] = [h['loss'] for h in sft.state.log_history if 'loss' in h][-1]
     seeds = range(1000, 1000 + a.eval_seeds)
     t = time.perf_counter()
-    rows = evaluate(sft.model, tok, a.task, seeds)
+    rows = evaluate_agent(sft.model, tok, a.task, seeds)
     out['eval_seconds'] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     rollouts = EnvRollouts(a.task, seeds=range(200, 300))
     grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, lr=a.grpo_lr))
     out['grpo_seconds'] = round(time.perf_counter() - t, 1)
     out['grpo_reward'] = [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h]
-    rows += [{**r, 'agent': 'trained+grpo'} for r in evaluate(grpo.model, tok, a.task, seeds, baselines=())]
+    rows += [{**r, 'agent': 'trained+grpo'} for r in evaluate_agent(grpo.model, tok, a.task, seeds, baselines=())]
     rates = success_rates(rows)
     out['success_rate'] = rates
     out['mean_return'] = {k: float(np.mean([r['return'] for r in rows if r['agent'] == k])) for k in rates}

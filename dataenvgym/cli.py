@@ -8,33 +8,29 @@ Docs: https://dataenvgym.github.io/dataenvgym/cli.html.md"""
 from __future__ import annotations
 import argparse, json, sys, time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
-from .core import Datum, Domain, EvalReport, Student, check_choice, evaluate, write_jsonl
-from .domains.math import MathDomain
-from .students.tiny import TinyLM
-from .teaching.envs import quiet_transformers
-from .teaching.runner import DOMAINS, ENVS, PRESETS, STUDENTS, IterationLog, run_episode, teaching_setup
-from .teaching.envs import task_datum
+from .core import EvalReport, Student, evaluate, write_jsonl
+from .registry import lookup, make, registered
+from .teaching.envs import TeachingEnv, quiet_transformers
+from .teaching.llm import LLM, CallCache, LLMConfig
+from .teaching.llm_modules import LLMDiscoverer
+from .teaching.policies import Policy
+from .teaching.runner import IterationLog, run_episode
 
 # %% auto #0
-__all__ = ['get_domain', 'train_student', 'teach', 'train_agent', 'main']
-
-# %% ../nbs/80_cli.ipynb #b25a5a92
-def get_domain(name: str) -> Domain:
-    "The embedded default of the domain called `name`."
-    check_choice(name, DOMAINS, 'domain')
-    return DOMAINS[name]()
+__all__ = ['train_student', 'teaching_run', 'teach', 'train_agent', 'main']
 
 # %% ../nbs/80_cli.ipynb #7f27aa76
 def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
                   steps: int | None = None, save: str | Path | None = None, progress: bool = False) -> dict:
     "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` held-out ones; a JSON-ready summary."
-    dom = get_domain(domain)
+    dom = make(f'domain:{domain}')
     split = dom.splits(n_train, 0, n_eval, seed=seed)
-    student = STUDENTS[domain](seed=seed, **getattr(dom, 'student_settings', {}), **({'steps': steps} if steps else {}))
+    kind = lookup('preset', f'{domain}/embedded').student          # the domain's student, as its embedded preset has it
+    student = make(f'student:{kind}', seed=seed, **dom.student_settings, **({'steps': steps} if steps else {}))
     t0 = time.perf_counter()
-    student.fit([task_datum(dom, t, source='seed') for t in split['train']], progress=progress)
+    student.fit([dom.datum(t, source='seed') for t in split['train']], progress=progress)
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     report = evaluate(student, split['test'], dom)
@@ -56,19 +52,34 @@ def _print_iteration(log: IterationLog) -> None:
     print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain {log.gain:+6.1%}  '
           f'{log.seconds:5.0f}s{rejected}', flush=True)
 
+def _llm(args: argparse.Namespace) -> LLM | None:
+    "The LLM the `--llm-*` flags describe, or None without `--llm-model`."
+    if not args.llm_model: return None
+    config = LLMConfig(model=args.llm_model, base_url=args.llm_base_url, api_key_env=args.llm_api_key_env, mode=args.llm_mode)
+    return LLM(config, CallCache(args.llm_cache, args.llm_cache_mode) if args.llm_cache else None)
+
+def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
+    "The environment, policy and LLM that `teach`'s flags describe, every one through `registry.make`."
+    llm = _llm(args)
+    discoverer = LLMDiscoverer(llm, checkpoint_dir=out / 'discovery') if llm else None   # resumable discovery
+    overrides = {} if args.iterations is None else {'iterations': args.iterations}
+    env = make(args.env, preset=args.preset, domain=args.domain, llm=llm, discoverer=discoverer,
+               seed_cache=args.seed_cache, **overrides)
+    return env, make(f'policy:{args.env}/{args.policy}', domain=env.domain, llm=llm), llm
+
+# %% ../nbs/80_cli.ipynb #9171d69f
+def _refuse(command: str, error: Exception) -> int:
+    "Say in one line why `command` cannot run; the exit status of a usage error."
+    print(f'dataenvgym {command}: error: {" ".join(str(error).split())}', file=sys.stderr)
+    return 2
+
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe; print per-iteration lines or one JSON object."
     default = f'runs/{args.env}-{args.policy}-seed{args.seed}'
     out = Path(args.out or (default if args.domain == 'math' else default.replace('runs/', f'runs/{args.domain}-')))
-    record, meter = {'domain': args.domain, 'preset': args.preset}, None
-    if args.llm_model:
-        env, policy, meter = _llm_setup(args, out)
-        record['llm'] = env.engine.llm.config.model_dump()
-    else:
-        if args.policy == 'llm': raise ValueError('--policy llm needs --llm-model (and --llm-base-url for a local server)')
-        env, policy = teaching_setup(args.env, args.policy, args.preset, args.domain, iterations=args.iterations,
-                                     seed_cache=args.seed_cache)
-    result = run_episode(env, policy, out, args.seed, record=record, progress=False, meter=meter,
+    try: env, policy, llm = teaching_run(args, out)
+    except ValueError as e: return _refuse('teach', e)
+    result = run_episode(env, policy, out, args.seed, progress=False, meter=llm.meter if llm else None,
                          on_iteration=None if args.json else _print_iteration)
     if args.json: print(json.dumps(result.model_dump(mode='json')))
     else: print(f'test accuracy {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
@@ -106,23 +117,12 @@ def train_agent(args: argparse.Namespace) -> int:
     else: _print_train(res)
     return 0
 
-# %% ../nbs/80_cli.ipynb #32dab21d
-def _llm_setup(args: argparse.Namespace, out: Path):
-    "The environment, policy and meter of an LLM-taught episode described by `args`."
-    from dataenvgym.teaching.llm import LLM, CallCache, LLMConfig
-    from dataenvgym.teaching.llm_modules import llm_setup
-    config = LLMConfig(model=args.llm_model, base_url=args.llm_base_url, api_key_env=args.llm_api_key_env, mode=args.llm_mode)
-    llm = LLM(config, CallCache(args.llm_cache, args.llm_cache_mode) if args.llm_cache else None)
-    env, policy = llm_setup(args.env, llm, args.policy, args.preset, checkpoint_dir=out / 'discovery', seed_cache=args.seed_cache)
-    if args.iterations is not None: env.config = env.config.model_copy(update={'iterations': args.iterations})
-    return env, policy, llm.meter
-
 # %% ../nbs/80_cli.ipynb #1bead104
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the data-repair environment.')
     sub = p.add_subparsers(dest='command', required=True)
     s = sub.add_parser('student', help='train the tiny student on a seeded sample and report per-skill accuracy')
-    s.add_argument('--domain', default='math', choices=sorted(DOMAINS))
+    s.add_argument('--domain', default='math', choices=registered('domain'))
     s.add_argument('--seed', type=int, default=0)
     s.add_argument('--n-train', type=int, default=4000, help='training tasks (default 4000)')
     s.add_argument('--n-eval', type=int, default=500, help='held-out evaluation tasks (default 500)')
@@ -130,9 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument('--save', default=None, help='folder to save the student, its report and the test tasks')
     s.add_argument('--json', action='store_true', help='print one JSON object instead of a table')
     t = sub.add_parser('teach', help='run a teaching episode: a teacher writes data, the student retrains, gains are reported')
-    t.add_argument('--env', default='skill-tree', choices=sorted(ENVS))
-    t.add_argument('--domain', default='math', choices=sorted(DOMAINS))
-    t.add_argument('--policy', default='with-state', help='a registered teacher: with-state (default), no-state, ...; llm (skill-tree, with --llm-model)')
+    t.add_argument('--env', default='skill-tree', choices=registered('env'))
+    t.add_argument('--domain', default='math', choices=registered('domain'))
+    t.add_argument('--policy', default='with-state', help="the environment's policy: with-state (default), no-state, ...; llm (skill-tree, with --llm-model)")
     t.add_argument('--preset', default='embedded', help="the domain's preset: embedded (default) or tiny (seconds, for tests)")
     t.add_argument('--iterations', type=int, default=None, help="teaching iterations (default: the preset's)")
     t.add_argument('--seed', type=int, default=0)

@@ -6,15 +6,17 @@ Docs: https://dataenvgym.github.io/dataenvgym/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #f8762a24
 from __future__ import annotations
-import hashlib, json, os, tempfile
+import hashlib, json, os, random, tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar, runtime_checkable
+from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 # %% auto #0
-__all__ = ['stable_id', 'Record', 'Task', 'Attempt', 'Datum', 'EvalReport', 'JsonlError', 'write_jsonl', 'read_jsonl',
-           'check_choice', 'Domain', 'Student', 'grade_all', 'evaluate']
+__all__ = ['DOMAIN_MEMBERS', 'STUDENT_MEMBERS', 'stable_id', 'Record', 'Task', 'Attempt', 'Datum', 'EvalReport', 'JsonlError',
+           'write_jsonl', 'read_jsonl', 'check_choice', 'Domain', 'Student', 'grade_all', 'evaluate', 'ContractError',
+           'check_domain', 'check_student']
 
 # %% ../nbs/00_core.ipynb #41209c6a
 def stable_id(*parts: Any, n: int = 16) -> str:
@@ -166,34 +168,335 @@ def check_choice(value: str, valid: Iterable[str], what: str = 'skill') -> str:
     if value not in valid: raise ValueError(f'Unknown {what} {value!r}; valid {what}s: {", ".join(map(str, valid))}')
     return value
 
-# %% ../nbs/00_core.ipynb #2371a9be
+# %% ../nbs/00_core.ipynb #a7227dad
 @runtime_checkable
 class Domain(Protocol):
-    "A task family: a skill taxonomy, a seeded task sampler and a strict grader."
+    "A task family: a skill taxonomy, a seeded task sampler and splitter, a strict grader, and the hooks envs call."
     name: str
+    subskills: list[str]
 
     @property
     def skills(self) -> dict[str, list[str]]: "Skill → its subskills."
+    @property
+    def student_settings(self) -> dict[str, Any]: "Settings the domain's default student needs."
     def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
               difficulty: int | None = None, seed: int = 0) -> list[Task]: "`n` tasks, seeded."
+    def splits(self, n_train: int, n_val: int, n_test: int, *,
+               seed: int = 0) -> dict[str, list[Task]]: "Disjoint `train`, `val`, `test` tasks."
     def grade(self, task: Task, response: str) -> Attempt: "Grade `response` to `task`."
+    def grade_many(self, tasks: Sequence[Task],
+                   responses: Sequence[str]) -> list[Attempt]: "Grade each response."
+    def key(self, task: Task) -> str: "What makes two tasks the same question."
+    def datum(self, task: Task, source: str = 'task', response: str | None = None,
+              **metadata) -> Datum: "A datum teaching `response` (default: the answer)."
+    def save_assets(self, data: Sequence[Datum], root: str | Path,
+                    relative_to: str | Path) -> list[Datum]: "Write the data's files."
+    def load_assets(self, data: Sequence[Datum],
+                    folder: str | Path) -> list[Datum]: "Find the data's files again."
+    def solve(self, prompt: str) -> str | None: "The reference answer of a prompt, or None."
+    def show(self, tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None = None,
+             **kwargs): "A matplotlib figure of the tasks, or None."
 
+# %% ../nbs/00_core.ipynb #620d2e32
 @runtime_checkable
 class Student(Protocol):
     "A model that learns from `Datum`s and answers `Task`s."
-    def fit(self, data: Sequence[Datum], *, from_base: bool = True) -> Student: "Train on `data`."
+    examples_seen: int
+
+    def fit(self, data: Sequence[Datum], *, from_base: bool = True, progress: bool = True,
+            **settings) -> Student: "Train on `data`; `settings` override this fit's settings."
     def predict(self, tasks: Sequence[Task]) -> list[str]: "One response per task."
+    def set_base(self) -> Student: "Make the current weights what `fit` starts from."
+    def get_params(self) -> dict[str, Any]: "The student's settings, JSON-ready."
     def save(self, path: str | Path) -> Path: "Save to a folder."
     @classmethod
     def load(cls, path: str | Path) -> Student: "Load from a folder written by `save`."
 
-# %% ../nbs/00_core.ipynb #92e07556
+# %% ../nbs/00_core.ipynb #854d1487
 def grade_all(domain: Domain, tasks: Sequence[Task], responses: Sequence[str]) -> list[Attempt]:
-    "Grade `responses` to `tasks` with `domain`'s grader (its `grade_many` where it has one, e.g. to run code in parallel)."
+    "Grade `responses` to `tasks` with `domain.grade_many` (which may grade in parallel, e.g. running code)."
     if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} responses')
-    if hasattr(domain, 'grade_many'): return domain.grade_many(list(tasks), list(responses))
-    return [domain.grade(t, r) for t, r in zip(tasks, responses)]
+    return domain.grade_many(list(tasks), list(responses))
 
 def evaluate(student: Student, tasks: Sequence[Task], domain: Domain) -> EvalReport:
     "Ask `student` to answer `tasks`, grade the answers with `domain`, and report accuracy by skill."
     return EvalReport.from_attempts(grade_all(domain, tasks, student.predict(tasks)))
+
+# %% ../nbs/00_core.ipynb #c1180622
+class ContractError(TypeError):
+    "An object breaks the `Domain` or `Student` contract; the message lists every problem and how to fix it."
+
+_FAILED = object()   # what a check gets back from a call that raised
+
+class _Checks:
+    "Collects the problems found in `obj`, then raises them all at once."
+    def __init__(self, obj, contract: str): self.obj, self.contract, self.problems, self.has = obj, contract, [], set()
+
+    def note(self, problem: str):
+        if problem not in self.problems: self.problems.append(problem)
+
+    def expect(self, ok, problem: str) -> bool:
+        "Note `problem` unless `ok`; return whether it was."
+        if not ok: self.note(problem)
+        return bool(ok)
+
+    def call(self, what: str, f: Callable, *args, **kwargs) -> Any:
+        "`f(*args, **kwargs)`, or `_FAILED` with the exception noted as a problem of `what`."
+        try: return f(*args, **kwargs)
+        except Exception as e:
+            self.note(f'{what} raised {type(e).__name__}: {e}')
+            return _FAILED
+
+    def get(self, name: str) -> Any:
+        "The object's member `name`, or `_FAILED` if it is missing or raises."
+        return self.call(name, getattr, self.obj, name) if name in self.has else _FAILED
+
+    def done(self):
+        "The object, if no problem was found; else a `ContractError` that lists them all."
+        if not self.problems: return self.obj
+        n, name = len(self.problems), type(self.obj).__name__
+        lines = '\n'.join(f'  - {p}' for p in self.problems)
+        raise ContractError(f'{name} breaks the {self.contract} contract ({n} problem{"s" * (n > 1)}):\n{lines}')
+
+# %% ../nbs/00_core.ipynb #b9a64c4c
+_BASE = 'subclass dataenvgym.domains.base.DomainBase for a default'
+DOMAIN_MEMBERS = {
+    'name': ('name: str', "a class attribute, e.g. name = 'reverse'"),
+    'subskills': ('subskills: list[str]', 'the subskills the domain draws tasks of'),
+    'skills': ('skills: dict[str, list[str]]', 'skill → its subskills (a property or class attribute)'),
+    'student_settings': ('student_settings: dict', _BASE),
+    'tasks': ('tasks(n, *, skill=None, subskill=None, difficulty=None, seed=0) -> list[Task]',
+              f'{_BASE} and define _make(subskill, level, rng) -> Task'),
+    'splits': ('splits(n_train, n_val, n_test, *, seed=0) -> dict[str, list[Task]]', _BASE),
+    'grade': ('grade(task, response) -> Attempt', 'the grader: Attempt(task=task, response=response, correct=...)'),
+    'grade_many': ('grade_many(tasks, responses) -> list[Attempt]', _BASE),
+    'key': ('key(task) -> str', _BASE),
+    'datum': ("datum(task, source='task', response=None, **metadata) -> Datum", _BASE),
+    'save_assets': ('save_assets(data, root, relative_to) -> list[Datum]', _BASE),
+    'load_assets': ('load_assets(data, folder) -> list[Datum]', _BASE),
+    'solve': ('solve(prompt) -> str | None', _BASE),
+    'show': ('show(tasks, answers=None, **kwargs) -> Figure | None', _BASE)}
+
+def _has(obj, name: str) -> bool:
+    try: getattr(obj, name); return True
+    except AttributeError: return False
+    except Exception: return True
+
+@patch
+def members(self: _Checks, members: dict[str, tuple[str, str]]):
+    "Note every missing member with its fix; remember those that are there in `has`."
+    for m, (sig, fix) in members.items():
+        if self.expect(_has(self.obj, m), f'missing {sig}: {fix}'): self.has.add(m)
+
+def _listof(x, cls, n: int | None = None) -> bool:
+    "Is `x` a list of `cls` instances (`n` of them, if given)?"
+    return isinstance(x, list) and all(isinstance(i, cls) for i in x) and n in (None, len(x))
+
+def _describe(x) -> str:
+    "What `x` is, in a few words: `a list of 2 Task`, `a dict with keys ['a']`, `None`."
+    if isinstance(x, list): return f'a list of {len(x)} ' + ' and '.join(sorted({type(i).__name__ for i in x}) or ['items'])
+    if isinstance(x, dict): return f'a dict with keys {sorted(map(str, x))}'
+    return 'None' if x is None else f'a {type(x).__name__}'
+
+# %% ../nbs/00_core.ipynb #98bf6add
+def _check_taxonomy(c: _Checks) -> None:
+    "Types of name, subskills, skills and student_settings; every subskill under exactly one skill."
+    name, subs, skills, ss = map(c.get, ('name', 'subskills', 'skills', 'student_settings'))
+    if name is not _FAILED: c.expect(isinstance(name, str) and name, f'name is {name!r}: make it a non-empty str')
+    if subs is not _FAILED and c.expect(_listof(subs, str) and subs, f'subskills is {subs!r}: make it a list of str'):
+        c.expect(len(set(subs)) == len(subs), f'subskills repeats a name: {subs}')
+    shaped = isinstance(skills, dict) and all(_listof(v, str) for v in skills.values())
+    if skills is not _FAILED and c.expect(shaped, f'skills is {skills!r}: make it a dict of skill → subskills'):
+        listed = [s for v in skills.values() for s in v]
+        c.expect(not _listof(subs, str) or sorted(listed) == sorted(subs), f'skills lists {listed} but subskills '
+                 f'is {subs}: put every subskill under exactly one skill')
+    if ss is not _FAILED: c.expect(isinstance(ss, dict), f'student_settings is {ss!r}: make it a dict (default {{}})')
+
+# %% ../nbs/00_core.ipynb #3e478e51
+def _tasks(c: _Checks, n: int, seed: int, **kw) -> list[Task] | None:
+    "`tasks(n, **kw, seed=seed)` if it gives a list of `n` tasks, else None (the problem noted)."
+    what = f'tasks({", ".join([str(n), *(f"{k}={v!r}" for k, v in {**kw, "seed": seed}.items())])})'
+    got = c.call(what, c.obj.tasks, n, seed=seed, **kw)
+    ok = got is not _FAILED and c.expect(_listof(got, Task, n), f'{what} returned {_describe(got)}: '
+                                         f'it must be a list of {n} Task')
+    return got if ok else None
+
+def _check_tasks(c: _Checks, n: int, seed: int) -> list[Task]:
+    "Seeded tasks, tagged with the domain's skills, of what is asked; the `n` tasks the other checks use."
+    if 'tasks' not in c.has or (ts := _tasks(c, n, seed)) is None: return []
+    c.expect(_tasks(c, n, seed) == ts, f'tasks({n}, seed={seed}) gave other tasks the second time: '
+             'draw them from random.Random(seed) only')
+    skills = c.get('skills')
+    if not (isinstance(skills, dict) and all(_listof(v, str) for v in skills.values())): return ts
+    for t in ts:
+        c.expect(t.subskill in skills.get(t.skill, []), f'task {t.id} is tagged {t.skill}/{t.subskill}, which '
+                 "skills does not list: tag each task with the domain's own skill and subskill")
+    asks = [('skill', k) for k in skills] + [('subskill', s) for v in skills.values() for s in v]
+    for k, v in asks + [('difficulty', ts[0].difficulty)]:
+        got = _tasks(c, 2, seed, **{k: v})
+        c.expect(got is None or all(getattr(t, k) == v for t in got), f'tasks(2, {k}={v!r}) gave other tasks')
+    return ts
+
+# %% ../nbs/00_core.ipynb #0c10430d
+def _check_grading(c: _Checks, ts: list[Task]) -> None:
+    "Every reference answer graded correct and an empty response wrong, by `grade` and by `grade_many`."
+    if 'grade' not in c.has: return
+    for t in ts:
+        a = c.call('grade(task, task.answer)', c.obj.grade, t, t.answer)
+        if a is _FAILED: continue
+        if not c.expect(isinstance(a, Attempt), f'grade returned {type(a).__name__}: return an Attempt'): return
+        c.expect(a.correct, f'the reference answer {t.answer!r} of task {t.id} ({t.subskill}) is graded wrong '
+                            f'({a.feedback!r}): grade(task, task.answer) must be correct')
+        empty = c.call("grade(task, '')", c.obj.grade, t, '')
+        c.expect(not getattr(empty, 'correct', False), f'an empty response to task {t.id} is graded correct')
+    if 'grade_many' not in c.has or not ts: return
+    many = c.call('grade_many(tasks, answers)', c.obj.grade_many, ts, [t.answer for t in ts])
+    if many is not _FAILED and c.expect(_listof(many, Attempt, len(ts)), f'grade_many returned {_describe(many)}: '
+                                        'return one Attempt per task, in order'):
+        one_by_one = c.call('grade', lambda: [c.obj.grade(t, t.answer).correct for t in ts])
+        c.expect([a.correct for a in many] == one_by_one, 'grade_many and grade disagree on the reference answers')
+
+# %% ../nbs/00_core.ipynb #329fff6c
+def _check_splits(c: _Checks, seed: int) -> None:
+    "Train, val and test of the sizes asked, sharing no id or `key`, seeded, test first."
+    if 'splits' not in c.has: return
+    sizes = {'train': 4, 'val': 2, 'test': 2}
+    sp = c.call(f'splits(4, 2, 2, seed={seed})', c.obj.splits, 4, 2, 2, seed=seed)
+    shaped = isinstance(sp, dict) and set(sp) == set(sizes) and all(_listof(sp[k], Task, m) for k, m in sizes.items())
+    if sp is _FAILED or not c.expect(shaped, f'splits(4, 2, 2) returned {_describe(sp)}: return a dict of train, '
+                                             'val and test lists of 4, 2 and 2 Task'): return
+    key = c.obj.key if 'key' in c.has else (lambda t: t.prompt)
+    marks = {k: {x for t in sp[k] for x in (t.id, c.call('key(task)', key, t))} for k in sizes}
+    for a, b in (('train', 'val'), ('train', 'test'), ('val', 'test')):
+        shared = marks[a] & marks[b] - {_FAILED}
+        c.expect(not shared, f'splits: {a} and {b} share {sorted(map(str, shared))[:2]}: no question may be in two')
+    c.expect(c.call('splits', c.obj.splits, 4, 2, 2, seed=seed) == sp, 'splits gave other tasks the second time')
+    small = c.call('splits', c.obj.splits, 1, 1, 2, seed=seed)
+    c.expect(small is _FAILED or isinstance(small, dict) and small.get('test') == sp['test'], 'splits: the test set '
+             'changed with n_train and n_val: draw test first, so that it depends only on n_test and the seed')
+
+# %% ../nbs/00_core.ipynb #e7caf517
+def _check_data(c: _Checks, ts: list[Task]) -> None:
+    "`datum` teaches the answer (or the response given); data come back through `save_assets` and `load_assets`."
+    if not ts or 'datum' not in c.has: return
+    t, datum = ts[0], c.obj.datum
+    x = c.call('datum(task)', datum, t)
+    if x is _FAILED or not c.expect(isinstance(x, Datum), f'datum returned {type(x).__name__}: return a Datum'): return
+    c.expect((x.prompt, x.response) == (t.prompt, t.answer), "datum(task) must teach the task's prompt and answer")
+    y = c.call("datum(task, 'check', response='x')", datum, t, 'check', response='x')
+    c.expect(y is _FAILED or (getattr(y, 'response', None), getattr(y, 'source', None)) == ('x', 'check'),
+             'datum(task, source, response=r) must teach r, from that source')
+    if not {'save_assets', 'load_assets'} <= c.has: return
+    data = [datum(u) for u in ts]
+    with tempfile.TemporaryDirectory() as root:
+        (folder := Path(root)/'iteration_1').mkdir()
+        saved = c.call('save_assets(data, root, relative_to)', c.obj.save_assets, data, root, folder)
+        back = _FAILED if saved is _FAILED else c.call('load_assets(data, folder)', c.obj.load_assets, saved, folder)
+    pairs = lambda ds: [(d.prompt, d.response) for d in ds]
+    c.expect(back is _FAILED or _listof(back, Datum) and pairs(back) == pairs(data),
+             'load_assets(save_assets(data, ...)) did not give the data back')
+
+# %% ../nbs/00_core.ipynb #95b4f838
+def _check_extras(c: _Checks, ts: list[Task]) -> None:
+    "`solve` answers what the grader accepts, or None; `show` draws a figure, or None."
+    for t in ts if {'solve', 'grade'} <= c.has else []:
+        r = c.call('solve(prompt)', c.obj.solve, t.prompt)
+        if r is _FAILED or r is None: continue
+        if c.expect(isinstance(r, str), f'solve returned {type(r).__name__}: return a str or None'):
+            c.expect(c.call('grade', lambda: c.obj.grade(t, r).correct) is True,
+                     f'solve({t.prompt!r}) gave {r!r}, which grade marks wrong: solve must agree with the grader')
+    fig = c.call('show(tasks)', c.obj.show, ts[:2]) if 'show' in c.has and ts else None
+    if fig is None or fig is _FAILED: return
+    if c.expect(hasattr(fig, 'savefig'), f'show returned {type(fig).__name__}: return a matplotlib Figure or None'):
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+
+# %% ../nbs/00_core.ipynb #3d937979
+def check_domain(domain, n: int = 6, seed: int = 0):
+    "Run a short battery on `domain`; raise one `ContractError` listing every missing or broken part, else return it."
+    c = _Checks(domain, 'Domain')
+    c.members(DOMAIN_MEMBERS)
+    _check_taxonomy(c)
+    ts = _check_tasks(c, n, seed)
+    _check_grading(c, ts)
+    _check_splits(c, seed)
+    _check_data(c, ts)
+    _check_extras(c, ts)
+    return c.done()
+
+# %% ../nbs/00_core.ipynb #f1eabab6
+STUDENT_MEMBERS = {
+    'fit': ('fit(data, *, from_base=True, progress=True, **settings) -> Student', 'train on data and return self'),
+    'predict': ('predict(tasks) -> list[str]', 'one response per task, in order'),
+    'set_base': ('set_base() -> Student', 'make the current weights the base that fit(from_base=True) starts from'),
+    'get_params': ('get_params() -> dict', "the student's settings as JSON, e.g. self.config.model_dump(mode='json')"),
+    'save': ('save(path) -> Path', 'write everything load needs to the folder path'),
+    'load': ('load(path) -> Student (a classmethod)', 'read back what save wrote'),
+    'examples_seen': ('examples_seen: int', 'the examples the last fit trained on (0 before any)')}
+
+def _check_data_for(domain, n: int, seed: int) -> tuple[list[Task], list[Datum]]:
+    "`n` tasks of `domain` and data teaching them (two-digit sums without a domain)."
+    if domain is None:
+        rng = random.Random(seed)
+        ts = [Task(domain='check', prompt=f'{a}+{b}=', answer=str(a + b), skill='addition', subskill='add_2digit')
+              for a, b in ((rng.randint(10, 99), rng.randint(10, 99)) for _ in range(n))]
+        return ts, [Datum.from_task(t) for t in ts]
+    ts = domain.tasks(n, seed=seed)
+    return ts, [domain.datum(t) for t in ts]
+
+# %% ../nbs/00_core.ipynb #bad46e60
+def _check_params(c: _Checks) -> Any:
+    "`get_params()` if it is a JSON-ready dict, else `_FAILED` (the problem noted)."
+    p = c.call('get_params()', c.obj.get_params) if 'get_params' in c.has else _FAILED
+    if p is _FAILED: return p
+    ok = isinstance(p, dict) and c.call('json.dumps(get_params())', lambda: json.loads(json.dumps(p)) == p) is True
+    return p if c.expect(ok, f'get_params() returned {str(p)[:60]}: return a JSON-ready dict') else _FAILED
+
+def _fit(c: _Checks, data: list[Datum], settings: dict, **kw) -> bool:
+    "Fit the student on `data` with `settings`; a problem unless it returns itself."
+    args = ''.join(f', {k}={v!r}' for k, v in {**kw, **settings}.items())
+    got = c.call(f'fit(data, progress=False{args})', c.obj.fit, data, progress=False, **kw, **settings)
+    return got is not _FAILED and c.expect(got is c.obj, f'fit returned {type(got).__name__}: return self')
+
+def _predict(c: _Checks, ts: list[Task]) -> Any:
+    "The student's predictions for `ts` if they are one str per task, else `_FAILED`."
+    got = c.call('predict(tasks)', c.obj.predict, ts)
+    ok = got is not _FAILED and c.expect(_listof(got, str, len(ts)), f'predict returned {_describe(got)}: '
+                                         'return a list of one str per task')
+    return got if ok else _FAILED
+
+def _check_fitting(c: _Checks, ts: list[Task], data: list[Datum], settings: dict) -> Any:
+    "The predictions after a fit (`_FAILED` if none), checking fit, examples_seen, predict, from_base, get_params."
+    params = _check_params(c)
+    if not _fit(c, data, settings) or (preds := _predict(c, ts)) is _FAILED: return _FAILED
+    seen = c.get('examples_seen')
+    c.expect(seen is _FAILED or isinstance(seen, int) and seen > 0,
+             f'examples_seen is {seen!r} after a fit: count the examples it trained on (an int)')
+    c.expect(c.call('predict([])', c.obj.predict, []) == [], 'predict([]) must be []')
+    c.expect(_fit(c, data, settings) and _predict(c, ts) == preds, 'fitting from the base twice on the same data '
+             'gave other predictions: fit(from_base=True) must start from the base, and a seed train the same way')
+    c.expect(params is _FAILED or c.call('get_params()', c.obj.get_params) == params,
+             'get_params() changed after fit(**settings): per-fit settings must not stick')
+    return preds
+
+def _check_saving(c: _Checks, ts: list[Task], preds: list[str]) -> None:
+    "A student loaded from what `save` wrote predicts the same."
+    with tempfile.TemporaryDirectory() as tmp:
+        where = c.call('save(path)', c.obj.save, Path(tmp)/'student')
+        back = _FAILED if where is _FAILED else c.call('load(path)', type(c.obj).load, Path(tmp)/'student')
+        c.expect(back is _FAILED or c.call('predict', back.predict, ts) == preds,
+                 'a student loaded from what save wrote predicts differently: save all of its state')
+
+# %% ../nbs/00_core.ipynb #d4753cbe
+def check_student(student, domain: Domain | None = None, n: int = 8, seed: int = 0, **settings):
+    "Fit and probe `student` on a few data, with fit `settings` (`steps=5`); one `ContractError` lists every problem."
+    c = _Checks(student, 'Student')
+    c.members(STUDENT_MEMBERS)
+    if not {'fit', 'predict'} <= c.has: return c.done()
+    ts, data = _check_data_for(domain, n, seed)
+    preds = _check_fitting(c, ts, data, settings)
+    if preds is not _FAILED and {'save', 'load'} <= c.has: _check_saving(c, ts, preds)
+    if preds is not _FAILED and domain is not None: c.call('grading its predictions', grade_all, domain, ts, preds)
+    if 'set_base' in c.has: c.expect(c.call('set_base()', student.set_base) is student, 'set_base() must return self')
+    if preds is not _FAILED: _fit(c, data, settings, from_base=False)
+    return c.done()

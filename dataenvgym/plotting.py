@@ -26,7 +26,8 @@ STYLE: dict[str, Any] = {
     'figure.dpi': 100, 'figure.facecolor': 'white', 'savefig.dpi': 110, 'savefig.bbox': 'tight',
     'font.size': 9, 'axes.titlesize': 10, 'axes.labelsize': 9, 'xtick.labelsize': 8, 'ytick.labelsize': 8,
     'legend.fontsize': 8, 'legend.frameon': False,
-    'axes.spines.top': False, 'axes.spines.right': False, 'axes.grid': True, 'grid.alpha': 0.3, 'grid.linewidth': 0.6,
+    'axes.spines.top': False, 'axes.spines.right': False,
+    'axes.grid': True, 'grid.alpha': 0.3, 'grid.linewidth': 0.6,
     'axes.prop_cycle': mpl.cycler(color=mpl.colormaps['tab10'].colors),
     'lines.linewidth': 1.6, 'lines.markersize': 4, 'image.cmap': 'viridis'}
 ACCURACY_CMAP = 'viridis'     # accuracies are coloured on [0, 1] with this map everywhere
@@ -53,9 +54,9 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
 
 # %% ../nbs/02_plotting.ipynb #f0281948
 @plot_style()
-def plot_rewards(rewards: Mapping[str, Sequence[float]] | Sequence[float], ax: Axes | None = None, window: int = 1,
-                 xlabel: str = 'episode', title: str = 'reward') -> Figure:
-    "Reward (or return) curves, one per series, smoothed by a trailing mean over `window` points when `window` > 1."
+def plot_rewards(rewards: Mapping[str, Sequence[float]] | Sequence[float], ax: Axes | None = None,
+                 window: int = 1, xlabel: str = 'episode', title: str = 'reward') -> Figure:
+    "Reward (or return) curves, one per series, smoothed by a trailing mean over `window` points if `window` > 1."
     series = dict(rewards) if isinstance(rewards, Mapping) else {'reward': rewards}
     ax = _axes(ax, (5, 3.2))
     ax.axhline(0, color='0.6', linewidth=0.8)
@@ -63,18 +64,20 @@ def plot_rewards(rewards: Mapping[str, Sequence[float]] | Sequence[float], ax: A
         r = pd.Series(r, dtype=float)
         if window > 1:
             line, = ax.plot(r.index, r, alpha=0.3, linewidth=1)
-            ax.plot(r.index, r.rolling(window, min_periods=1).mean(), color=line.get_color(), label=f'{name} (mean of {window})')
+            ax.plot(r.index, r.rolling(window, min_periods=1).mean(), color=line.get_color(),
+                    label=f'{name} (mean of {window})')
         else: ax.plot(r.index, r, label=name)
     ax.set(xlabel=xlabel, ylabel='reward', title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if len(series) > 1 or window > 1: ax.legend()
     return ax.figure
 
-# %% ../nbs/02_plotting.ipynb #b8272823
+# %% ../nbs/02_plotting.ipynb #a2b50ee2
 def _ipywidgets():
     "The ipywidgets module, or an ImportError that says how to install it."
     try: import ipywidgets
-    except ImportError as e: raise ImportError("the explorers' widgets need ipywidgets: pip install 'dataenvgym[viz]'") from e
+    except ImportError as e:
+        raise ImportError("the explorers' widgets need ipywidgets: pip install 'dataenvgym[viz]'") from e
     return ipywidgets
 
 def live_widgets() -> bool:
@@ -84,6 +87,7 @@ def live_widgets() -> bool:
     from IPython import get_ipython
     return getattr(get_ipython(), 'kernel', None) is not None
 
+# %% ../nbs/02_plotting.ipynb #1b5a0e2c
 class Explorer:
     "Base of the explorers: a lazily built ipywidgets view, a static figure, and a rich display holding both."
     _widget = None
@@ -99,7 +103,8 @@ class Explorer:
 
     def figure(self, **kwargs) -> Figure:
         "The static picture, as a pyplot figure."
-        with plot_style(): return self._draw(plt.figure(figsize=self._figsize(), layout='constrained'), **kwargs)
+        with plot_style():
+            return self._draw(plt.figure(figsize=self._figsize(), layout='constrained'), **kwargs)
 
     def png(self) -> bytes:
         "The static picture as PNG bytes (drawn outside pyplot)."
@@ -110,6 +115,7 @@ class Explorer:
         if live_widgets(): bundle = {**self.widget()._repr_mimebundle_(), **bundle}
         return {k: v for k, v in bundle.items() if (not include or k in include) and k not in (exclude or ())}
 
+# %% ../nbs/02_plotting.ipynb #8f7110f1
 def _clip(text: str, n: int) -> str:
     "`text` on one line (its indent kept), cut to `n` characters."
     text = str(text)

@@ -8,11 +8,12 @@ Docs: https://dataenvgym.github.io/dataenvgym/rubrics.html.md"""
 from __future__ import annotations
 import math
 from typing import Any, Callable, Iterator, Mapping
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['Rubric', 'FnRubric', 'WeightedSum', 'Clamp']
 
-# %% ../nbs/01_rubrics.ipynb #2552be5e
+# %% ../nbs/01_rubrics.ipynb #51a1d4e9
 class Rubric:
     "A reward component: subclasses implement `forward(action, observation) -> float`."
     def __init__(self):
@@ -34,38 +35,45 @@ class Rubric:
         self.last_score = score
         return score
 
-    def named_children(self) -> Iterator[tuple[str, Rubric]]:
-        "Direct children with their attribute names."
-        yield from self._children.items()
-
-    def named_rubrics(self, prefix: str = '') -> Iterator[tuple[str, Rubric]]:
-        "Every descendant with a dotted name, depth first."
-        for name, child in self._children.items():
-            full = f'{prefix}.{name}' if prefix else name
-            yield full, child
-            yield from child.named_rubrics(full)
-
-    def get_rubric(self, path: str) -> Rubric:
-        "The descendant at dotted `path`."
-        r = self
-        for part in path.split('.'):
-            if part not in r._children:
-                raise KeyError(f'No rubric {path!r}; known: {", ".join(n for n, _ in self.named_rubrics()) or "none"}')
-            r = r._children[part]
-        return r
-
-    def scores(self) -> dict[str, float | None]:
-        "`last_score` of this rubric and every descendant, by dotted name ('' is this one)."
-        return {'': self.last_score, **{n: r.last_score for n, r in self.named_rubrics()}}
-
-    def reset(self) -> None:
-        "Forget `last_score` here and in every descendant (call at the start of an episode)."
-        self.last_score = None
-        for child in self._children.values(): child.reset()
-
     def __repr__(self) -> str:
         kids = ', '.join(f'{n}={r!r}' for n, r in self._children.items())
         return f'{type(self).__name__}({kids})'
+
+# %% ../nbs/01_rubrics.ipynb #bc14f6c9
+@patch
+def named_children(self: Rubric) -> Iterator[tuple[str, Rubric]]:
+    "Direct children with their attribute names."
+    yield from self._children.items()
+
+@patch
+def named_rubrics(self: Rubric, prefix: str = '') -> Iterator[tuple[str, Rubric]]:
+    "Every descendant with a dotted name, depth first."
+    for name, child in self._children.items():
+        full = f'{prefix}.{name}' if prefix else name
+        yield full, child
+        yield from child.named_rubrics(full)
+
+@patch
+def get_rubric(self: Rubric, path: str) -> Rubric:
+    "The descendant at dotted `path`."
+    r = self
+    for part in path.split('.'):
+        if part not in r._children:
+            known = ', '.join(n for n, _ in self.named_rubrics()) or 'none'
+            raise KeyError(f'No rubric {path!r}; known: {known}')
+        r = r._children[part]
+    return r
+
+@patch
+def scores(self: Rubric) -> dict[str, float | None]:
+    "`last_score` of this rubric and every descendant, by dotted name ('' is this one)."
+    return {'': self.last_score, **{n: r.last_score for n, r in self.named_rubrics()}}
+
+@patch
+def reset(self: Rubric) -> None:
+    "Forget `last_score` here and in every descendant (call at the start of an episode)."
+    self.last_score = None
+    for child in self._children.values(): child.reset()
 
 # %% ../nbs/01_rubrics.ipynb #b135eff4
 class FnRubric(Rubric):

@@ -52,3 +52,38 @@ def test_train_with_a_bad_config_is_a_clear_error(tmp_path):
     assert out.returncode != 0 and 'eval_seeds is [start, stop) with start < stop' in out.stderr
     out = run('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), check=False)
     assert out.returncode != 0 and 'nothing to evaluate' in out.stderr
+
+
+def test_teach_with_an_llm_runs_the_domain_it_names(tmp_path):
+    "`teach --domain tools --llm-model M --llm-base-url URL` runs the tools domain with the LLM modules, and run.json says so."
+    from dataenvgym.core import Datum, read_jsonl
+    from dataenvgym.registry import lookup
+    from dataenvgym.teaching.llm import ScriptedServer
+    from dataenvgym.testing import StandInTeacher
+    domain = lookup('preset', 'tools/tiny').make_domain()
+    out = tmp_path / 'run'
+    with ScriptedServer(StandInTeacher(domain)) as srv:
+        res = json.loads(run('teach', '--domain', 'tools', '--preset', 'tiny', '--iterations', '1', '--out', str(out),
+                             '--llm-model', 'stand-in', '--llm-base-url', srv.url, '--json').stdout)
+    ran = json.loads((out / 'run.json').read_text())
+    assert ran['domain'] == 'tools' and ran['setup']['preset'] == 'tools/tiny' and ran['setup']['llm']['model'] == 'stand-in'
+    assert (ran['setup']['engine'], ran['setup']['proposer'], ran['setup']['discoverer']) == ('llm', 'llm', 'LLMDiscoverer')
+    assert {u['module'] for u in res['usage']} == {'discovery', 'proposer', 'engine'}
+    data = read_jsonl(out / 'iteration_1' / 'data.jsonl', Datum)
+    assert data and all(d.source == 'llm' and '(' in d.response for d in data)          # tool plans, not sums
+    asked = [r['messages'][-1]['content'] for r in srv.requests]
+    assert any('capital' in a for a in asked)                                            # asked about tool requests
+    assert set(res['test_per_skill_initial']) == set(domain.skills)
+
+
+def test_teach_refuses_what_it_cannot_build_in_one_line():
+    "Impossible combinations stop before anything runs: exit status 2 and one line, no traceback."
+    for argv, says in [(('--env', 'skill-list', '--policy', 'llm', '--llm-model', 'm'), "Unknown policy 'skill-list/llm'"),
+                       (('--domain', 'vqa', '--preset', 'tools/tiny'), 'valid presets: vqa/embedded, vqa/tiny'),
+                       (('--domain', 'code', '--llm-model', 'm', '--llm-base-url', 'http://127.0.0.1:9/v1'),
+                        'the code domain needs another engine'),
+                       (('--policy', 'llm',), 'the LLM policy needs an LLM'),
+                       (('--iterations', '0',), 'iterations')]:
+        out = run('teach', '--preset', 'tiny', *argv, check=False)
+        assert out.returncode == 2 and says in out.stderr, (argv, out.stderr[-2000:])
+        assert out.stderr.count('\n') == 1 and 'Traceback' not in out.stderr, out.stderr

@@ -39,3 +39,12 @@ def test_bad_input_is_a_clear_error(trained, tmp_path):
     _, student, _ = trained
     with pytest.raises(ValueError, match='at least one Datum'): student.fit([])
     with pytest.raises(FileNotFoundError, match='hfvisionstudent.json is missing'): HFVisionStudent.load(tmp_path)
+
+
+def test_set_base_folds_the_adapter_in_and_save_load_rebuilds_it(trained, tmp_path):
+    _, student, _ = trained
+    based = HFVisionStudent.load(student.save(tmp_path / 's')).set_base()
+    assert not isinstance(based.model, PeftModel) and len(based.base_adapters) == 1
+    assert based.predict(TASKS) == student.predict(TASKS)
+    assert HFVisionStudent.load(based.save(tmp_path / 'based')).predict(TASKS) == student.predict(TASKS)
+    assert based.get_params()['model'] == student.get_params()['model'] and student.examples_seen == 80 * 8

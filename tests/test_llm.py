@@ -7,8 +7,9 @@ import pytest
 
 from dataenvgym.domains.math import MathDomain
 from dataenvgym.teaching.llm import LLM, CallCache, LLMConfig, LLMError, ReplayMiss, ScriptedServer
-from dataenvgym.teaching.llm_modules import StandInTeacher, llm_setup
+from dataenvgym.teaching.presets import llm_setup
 from dataenvgym.teaching.runner import run_episode
+from dataenvgym.testing import StandInTeacher
 
 RECORDING = Path(__file__).parents[1] / 'nbs' / 'recordings' / 'skill_tree_tiny.jsonl'
 TINY = MathDomain(['add_2digit', 'add_3digit', 'mod_small'])

@@ -1,10 +1,10 @@
 """Determinism and the benchmark's key property on a few seeds (the full measurement is benchmarks/repair.py)."""
-from dataenvgym.repair.agents import HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent, run_episode
+from dataenvgym.repair.agents import HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent, play_episode
 from dataenvgym.repair.env import RepairEnv
 
 
 def test_same_seed_same_episode():
-    a = [run_episode(RepairEnv('task_2_medium'), RandomAgent(1), 4) for _ in range(2)]
+    a = [play_episode(RepairEnv('task_2_medium'), RandomAgent(1), 4) for _ in range(2)]
     assert a[0].commands == a[1].commands and a[0].ret == a[1].ret and a[0].accuracy == a[1].accuracy
     o = [RepairEnv('task_3_hard').reset(seed=2) for _ in range(2)]
     assert o[0] == o[1]
@@ -14,8 +14,8 @@ def test_trivial_agents_fail_oracle_wins():
     env = RepairEnv()
     for task in ['task_0_tutorial', 'task_3_hard']:
         for seed in range(3):
-            assert not run_episode(env, SubmitAgent(), seed, task).success
-            assert run_episode(env, OracleAgent(), seed, task).success
+            assert not play_episode(env, SubmitAgent(), seed, task).success
+            assert play_episode(env, OracleAgent(), seed, task).success
 
 
 def test_corruption_record_and_split():
@@ -28,9 +28,9 @@ def test_corruption_record_and_split():
 def test_memos_do_not_change_results():
     from dataenvgym.repair.env import clear_caches
     env = RepairEnv('task_2_medium')
-    first = [run_episode(env, agent, 7) for agent in (HeuristicAgent(), OracleAgent())]
+    first = [play_episode(env, agent, 7) for agent in (HeuristicAgent(), OracleAgent())]
     clear_caches()
-    again = [run_episode(RepairEnv('task_2_medium'), agent, 7) for agent in (HeuristicAgent(), OracleAgent())]
+    again = [play_episode(RepairEnv('task_2_medium'), agent, 7) for agent in (HeuristicAgent(), OracleAgent())]
     for a, b in zip(first, again):
         assert (a.commands, a.ret, a.accuracy, a.target) == (b.commands, b.ret, b.accuracy, b.target)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dataenvgym.teaching.runner import PRESETS, teaching_setup
+from dataenvgym.teaching.presets import teaching_setup
 
 TEACH = ['dataenvgym', 'teach', '--preset', 'tiny', '--env', 'skill-tree', '--iterations', '4', '--seed', '3', '--json']
 

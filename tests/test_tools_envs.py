@@ -2,12 +2,13 @@
 engine writes passes the domain's own grader (so quality checks reject nothing but duplicates and exam prompts)."""
 import pytest
 
-from dataenvgym.domains.tools import SampledSkillListTeacher, ToolDomain
-from dataenvgym.teaching.envs import OpenEndedEnv, SkillListEnv, SkillTreeEnv, TeachingConfig
-from dataenvgym.teaching.runner import run_episode
-from dataenvgym.teaching.skills import TaxonomyProposer
+from dataenvgym.domains.tools import ToolDomain
+from dataenvgym.registry import lookup, make
 from dataenvgym.students.tiny import TinyLM
-from dataenvgym.teaching.policies import ProceduralEngine, make_teacher
+from dataenvgym.teaching.engines import ProceduralEngine
+from dataenvgym.teaching.envs import TeachingConfig
+from dataenvgym.teaching.policies import SampledSkillListTeacher
+from dataenvgym.teaching.runner import run_episode
 
 DOM = ToolDomain(['capital', 'capital+upper', 'population+mul'])
 CONFIG = TeachingConfig(iterations=1, budget=30, seed_per_subskill=10, val_per_subskill=6, test_per_subskill=6,
@@ -20,15 +21,13 @@ def small(seed):
 
 
 def make_env(name):
-    engine = ProceduralEngine(DOM)
-    if name == 'skill-tree':
-        return SkillTreeEnv(DOM, small, engine, TaxonomyProposer(DOM), initial_allocation=5, config=CONFIG)
-    return {'open-ended': OpenEndedEnv, 'skill-list': SkillListEnv}[name](DOM, small, engine, config=CONFIG)
+    "The environment class `name` with the same arguments as the others (the proposer defaults to the domain's taxonomy)."
+    return lookup('env', name)(DOM, small, ProceduralEngine(DOM), CONFIG, initial_allocation=5)
 
 
 @pytest.mark.parametrize('name', ['open-ended', 'skill-list', 'skill-tree'])
 def test_episode_runs(name, tmp_path):
-    res = run_episode(make_env(name), make_teacher(name, 'with-state', DOM), tmp_path, seed=0, progress=False)
+    res = run_episode(make_env(name), make(f'policy:{name}/with-state', domain=DOM), tmp_path, seed=0, progress=False)
     assert len(res.iterations) == 2 and res.iterations[1].added > 0
     assert set(res.iterations[1].rejected) <= {'duplicate', 'exam prompt'}
     assert set(res.test_per_skill_initial) == set(DOM.combos)
@@ -40,3 +39,4 @@ def test_sampled_teacher_in_skill_list(tmp_path):
     action = SampledSkillListTeacher(k=2)(obs)
     assert len(action.plans) == 2 and sum(p.n for p in action.plans) == CONFIG.budget
     assert env.step(action).error is None
+    assert make('policy:skill-list/sampled').name == 'sampled'

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from dataenvgym.repair.agents import HeuristicAgent, SubmitAgent, run_episode
+from dataenvgym.repair.agents import HeuristicAgent, SubmitAgent, play_episode
 from dataenvgym.repair.env import RepairEnv
 from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, agent_messages, encode, env_return, grpo_train,
                               length_report, play_episodes, record_rollouts, render, scripted, sft_train, tiny_agent,
@@ -31,7 +31,7 @@ def test_reward_depends_on_completion(seed):
         r = env_return([p, p], None, out['env_return'], out['env_seed'], [seed, seed])
         assert r[0] == r[1]                                      # same seed, same commands: same reward
         rewards[name] = r[0]
-        if agent: assert r[0] == pytest.approx(run_episode(RepairEnv(), agent, seed).ret, abs=1e-12)
+        if agent: assert r[0] == pytest.approx(play_episode(RepairEnv(), agent, seed).ret, abs=1e-12)
     assert len(set(rewards.values())) == 3, rewards
 
 

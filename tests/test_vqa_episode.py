@@ -8,7 +8,8 @@ import pytest
 
 from dataenvgym.core import Datum, read_jsonl
 from dataenvgym.domains.vqa import render_scene, task_image
-from dataenvgym.teaching.runner import run_episode, teaching_setup
+from dataenvgym.teaching.presets import teaching_setup
+from dataenvgym.teaching.runner import run_episode
 
 
 def _episode(out: Path, stop_after: int | None = None):
@@ -71,7 +72,7 @@ def test_other_domains_keep_their_rows(tmp_path):
     assert not (tmp_path / 'images').exists()
     assert all('image_path' not in json.loads(l)['metadata'] for l in (tmp_path / 'iteration_1' / 'data.jsonl').read_text().splitlines())
     from dataenvgym.teaching.viz import EpisodeExplorer
-    with pytest.raises(ValueError, match='not a VQA episode'): EpisodeExplorer(tmp_path).scene_grid()
+    with pytest.raises(ValueError, match='the tools domain draws no pictures'): EpisodeExplorer(tmp_path).scene_grid()
 
 
 def test_the_episode_explorer_opens_the_saved_images(runs):

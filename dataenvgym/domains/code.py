@@ -14,15 +14,14 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
-from fastcore.basics import patch
-from ..core import Attempt, Datum, JsonlError, Task, check_choice
-from .math import MathDomain
+from ..core import Attempt, JsonlError, Task, check_choice
+from .base import DomainBase, Taxonomy
 
 # %% auto #0
 __all__ = ['MAX_CODE', 'CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES', 'CODE_TAXONOMY', 'LCB_PRELUDE',
            'LCB_FIELDS', 'Limits', 'Run', 'isolation_prefix', 'run_program', 'lines_match', 'same_value', 'Verdict',
-           'run_tests', 'run_many', 'extract_code', 'Variant', 'CodeSubskill', 'code_taxonomy_tree', 'make_task',
-           'CodeDomain', 'quality_filter', 'pickled_string', 'decode_private_tests', 'lcb_task', 'load_livecodebench',
+           'run_tests', 'run_many', 'extract_code', 'Variant', 'CodeSubskill', 'make_task', 'CodeDomain',
+           'quality_filter', 'pickled_string', 'decode_private_tests', 'lcb_task', 'load_livecodebench',
            'livecodebench_splits']
 
 # %% ../../nbs/12_domains.code.ipynb #89f0af1b
@@ -600,16 +599,7 @@ _register('dict_ops', 'dicts_counting', '1: look up with a default, size · 2: s
        lambda d, k: [key for key, v in d.items() if v > k], _D, ('d',), ('keys_above', 'big_keys'), _K(2, 6))))
 
 # %% ../../nbs/12_domains.code.ipynb #6e57cadf
-CODE_TAXONOMY: dict[str, list[str]] = {}
-for _name, _sub in CODE_SUBSKILLS.items(): CODE_TAXONOMY.setdefault(_sub.skill, []).append(_name)
-
-def code_taxonomy_tree(subskills: list[str] | None = None) -> str:
-    "The skill → subskill tree as text, with what each subskill's difficulty levels mean."
-    lines = []
-    for skill, subs in CODE_TAXONOMY.items():
-        subs = [s for s in subs if subskills is None or s in subskills]
-        if subs: lines += [skill] + [f'  {s:<14} {CODE_SUBSKILLS[s].levels}' for s in subs]
-    return '\n'.join(lines)
+CODE_TAXONOMY = Taxonomy(CODE_SUBSKILLS)   # skill → subskills, with what their levels mean
 
 # %% ../../nbs/12_domains.code.ipynb #8d14d54f
 def _make_tests(v: Variant, consts: dict, rng: random.Random, n: int) -> list[dict]:
@@ -649,28 +639,17 @@ def _check_tests(tests: Any) -> str:
             return f'test {i} is not a dict with string input and output'
     return ''
 
-class CodeDomain:
+class CodeDomain(DomainBase):
     "Python function-writing tasks over a skill taxonomy, generated from a seed and graded by running them in the sandbox."
-    name = 'code'
+    name, taxonomy = 'code', CODE_TAXONOMY
     student_settings = {'max_length': 320, 'max_new_tokens': 144}   # `TinyLM` room for the longest prompt and program
 
     def __init__(self, subskills: list[str] | None = None, n_public: int = 2, n_hidden: int = 4,
                  limits: Limits = Limits(), workers: int | None = None):
-        subskills = list(CODE_SUBSKILLS) if subskills is None else subskills
-        if not subskills: raise ValueError(f'CodeDomain needs at least one subskill; valid subskills: {", ".join(CODE_SUBSKILLS)}')
-        self.subskills = list(dict.fromkeys(check_choice(s, CODE_SUBSKILLS, 'subskill') for s in subskills))
+        self.subskills = CODE_TAXONOMY.select(subskills, who='CodeDomain')
         self.n_public, self.n_hidden, self.limits, self.workers = n_public, n_hidden, limits, workers
 
-    @property
-    def skills(self) -> dict[str, list[str]]:
-        "Skill → its subskills in this domain."
-        out = {}
-        for s in self.subskills: out.setdefault(CODE_SUBSKILLS[s].skill, []).append(s)
-        return out
-
     def __repr__(self): return f'CodeDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
-
-    _select, tasks = MathDomain._select, MathDomain.tasks   # balanced over subskills and levels, seeded, as in math
 
     def _make(self, subskill: str, level: int, rng: random.Random) -> Task:
         return make_task(subskill, level, rng, self.n_public, self.n_hidden)
@@ -689,8 +668,6 @@ class CodeDomain:
         "Grade `responses` to `tasks` in parallel (`workers` threads, default this domain's, else one per core)."
         if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} responses')
         return run_many(self.grade, list(zip(tasks, responses)), workers or self.workers)
-
-    splits = MathDomain.splits  # disjoint train/val/test by prompt, written for any domain with `tasks` and `subskills`
 
 # %% ../../nbs/12_domains.code.ipynb #550913a2
 def quality_filter(tasks: Sequence[Task], domain: CodeDomain | None = None,

@@ -16,12 +16,12 @@ from sympy.parsing.sympy_parser import (parse_expr, standard_transformations, im
                                         rationalize)
 from fastcore.basics import patch
 from ..core import Attempt, JsonlError, Task, check_choice
+from .base import DomainBase, Taxonomy
 
 # %% auto #0
-__all__ = ['TaskMaker', 'SUBSKILLS', 'TAXONOMY', 'EMBEDDED_SUBSKILLS', 'fmt_number', 'arith_value', 'Subskill', 'taxonomy_tree',
-           'make_task', 'last_boxed', 'extract_answer', 'normalize_answer', 'to_number', 'latex_to_plain',
-           'sympy_verdict', 'grade_answer', 'MathDomain', 'check_disjoint', 'math_task', 'load_math_jsonl',
-           'load_math_dir']
+__all__ = ['TaskMaker', 'SUBSKILLS', 'TAXONOMY', 'EMBEDDED_SUBSKILLS', 'fmt_number', 'arith_value', 'Subskill', 'make_task',
+           'last_boxed', 'extract_answer', 'normalize_answer', 'to_number', 'latex_to_plain', 'sympy_verdict',
+           'grade_answer', 'MathDomain', 'math_task', 'load_math_jsonl', 'load_math_dir']
 
 # %% ../../nbs/11_domains.math.ipynb #133a87b7
 def fmt_number(x: int | Fraction) -> str:
@@ -257,16 +257,7 @@ _register('percentages', 'percent_of', '1: 10, 25 or 50% · 2: multiples of 5% �
 _register('percentages', 'percent_what', '1: 10, 25 or 50% · 2: multiples of 5% · 3: any 1–200%', _percent_what)
 
 # %% ../../nbs/11_domains.math.ipynb #0d96cdfc
-TAXONOMY: dict[str, list[str]] = {}
-for _name, _sub in SUBSKILLS.items(): TAXONOMY.setdefault(_sub.skill, []).append(_name)
-
-def taxonomy_tree(subskills: list[str] | None = None) -> str:
-    "The skill → subskill tree as text, with what each subskill's difficulty levels mean."
-    lines = []
-    for skill, subs in TAXONOMY.items():
-        subs = [s for s in subs if subskills is None or s in subskills]
-        if subs: lines += [skill] + [f'  {s:<14} {SUBSKILLS[s].levels}' for s in subs]
-    return '\n'.join(lines)
+TAXONOMY = Taxonomy(SUBSKILLS)   # skill → subskills, with what their levels mean
 
 # %% ../../nbs/11_domains.math.ipynb #b5605f9d
 def make_task(subskill: str, level: int, rng: random.Random) -> Task:
@@ -414,40 +405,19 @@ def grade_answer(response: str, answer: str, timeout: float = 2.0) -> tuple[bool
 EMBEDDED_SUBSKILLS = ['add_2digit', 'add_3digit', 'sub_2digit', 'mul_2x1digit', 'mod_small']
 
 # %% ../../nbs/11_domains.math.ipynb #8fa7f5c7
-class MathDomain:
+class MathDomain(DomainBase):
     "Arithmetic and algebra tasks over a skill taxonomy, generated from a seed and graded strictly."
-    name = 'math'
+    name, taxonomy = 'math', TAXONOMY
 
     def __init__(self, subskills: list[str] | None = None, timeout: float = 2.0):
-        subskills = EMBEDDED_SUBSKILLS if subskills is None else subskills
-        if not subskills: raise ValueError(f'MathDomain needs at least one subskill; valid subskills: {", ".join(SUBSKILLS)}')
-        self.subskills = list(dict.fromkeys(check_choice(s, SUBSKILLS, 'subskill') for s in subskills))
-        self.timeout = timeout
+        self.subskills, self.timeout = TAXONOMY.select(subskills, EMBEDDED_SUBSKILLS, 'MathDomain'), timeout
 
     @classmethod
     def full(cls, timeout: float = 2.0) -> MathDomain:
         "A domain with every subskill of the taxonomy."
         return cls(list(SUBSKILLS), timeout)
 
-    @property
-    def skills(self) -> dict[str, list[str]]:
-        "Skill → its subskills in this domain."
-        out = {}
-        for s in self.subskills: out.setdefault(SUBSKILLS[s].skill, []).append(s)
-        return out
-
     def __repr__(self): return f'MathDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
-
-    def _select(self, skill: str | None, subskill: str | None) -> list[str]:
-        subs = self.subskills if skill is None else self.skills[check_choice(skill, self.skills, 'skill')]
-        return subs if subskill is None else [check_choice(subskill, subs, 'subskill')]
-
-    def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
-              difficulty: int | None = None, seed: int = 0) -> list[Task]:
-        "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
-        subs, rng = self._select(skill, subskill), random.Random(seed)
-        if difficulty is not None: check_choice(difficulty, (1, 2, 3), 'difficulty level')
-        return [self._make(subs[i % len(subs)], difficulty or i // len(subs) % 3 + 1, rng) for i in range(n)]
 
     def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng)
 
@@ -455,30 +425,6 @@ class MathDomain:
         "Grade `response` against `task.answer` with `grade_answer`; the feedback says why."
         ok, why = grade_answer(response, task.answer, self.timeout)
         return Attempt(task=task, response=response, correct=ok, feedback=why)
-
-# %% ../../nbs/11_domains.math.ipynb #e086fa77
-def check_disjoint(splits: dict[str, list[Task]]) -> dict[str, list[Task]]:
-    "Return `splits` if no two of them share a task id or a prompt, else raise a `ValueError` naming one."
-    seen: dict[str, str] = {}
-    for name, tasks in splits.items():
-        for t in tasks:
-            for key in (f'id {t.id}', f'prompt {t.prompt!r}'):
-                if seen.get(key, name) != name: raise ValueError(f'{seen[key]} and {name} share the {key}')
-                seen[key] = name
-    return splits
-
-@patch
-def splits(self: MathDomain, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
-    "Disjoint train/val/test tasks (no shared id or prompt); test comes first, so it depends only on `n_test` and `seed`."
-    need = n_train + n_val + n_test
-    for m in (need * 2**k for k in range(8)):
-        first: dict[str, Task] = {}
-        for t in self.tasks(m, seed=seed): first.setdefault(t.prompt, t)
-        pool = list(first.values())
-        if len(pool) >= need: break
-    else: raise ValueError(f'Only {len(pool)} distinct prompts in {m} draws from {", ".join(self.subskills)}; '
-                          f'ask for fewer than {need} tasks or add subskills.')
-    return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val], 'test': pool[:n_test]})
 
 # %% ../../nbs/11_domains.math.ipynb #32422a3e
 _N = r'(-?[0-9]+)'

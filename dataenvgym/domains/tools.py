@@ -14,21 +14,18 @@ from typing import Annotated, Any, Callable, Literal, Sequence
 from fastcore.basics import patch
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 from ..core import Attempt, JsonlError, Task, check_choice
-from .math import MathDomain, check_disjoint
-from ..teaching.envs import SkillListAction, SkillListObservation, SkillPlan, spread_evenly
-from ..teaching.policies import TEACHERS, Policy
+from .base import DomainBase
 
 # %% auto #0
 __all__ = ['Number', 'Text', 'Date', 'Numbers', 'TOOLS', 'COUNTRIES', 'Country', 'UNITS', 'Unit', 'MAX_PLAN_CHARS', 'MAX_CALLS',
            'PHRASINGS', 'JOIN_NOUNS', 'JOIN_STEPS', 'JOIN_SOURCES', 'ASK_FRAMES', 'STEP_OPENERS', 'STEP_JOINERS',
-           'LEAD_INS', 'ALL_COMBOS', 'STYLES', 'EMBEDDED_COMBOS', 'METRICS', 'fmt_number', 'fmt_value', 'Tool', 'tool',
+           'LEAD_INS', 'ALL_COMBOS', 'STYLES', 'EMBEDDED_COMBOS', 'METRICS', 'fmt_decimal', 'fmt_value', 'Tool', 'tool',
            'Ref', 'Call', 'call', 'fmt_plan', 'PlanError', 'run_plan', 'plan_answer', 'tool_name', 'parse_plan',
            'PlanScore', 'score_plan', 'draw_literals', 'Phrasing', 'combinations', 'combo_tools', 'make_task',
-           'ToolDomain', 'plan_metrics', 'sample_skills', 'SampledSkillListTeacher', 'mnms_task', 'load_mnms',
-           'mnms_splits']
+           'ToolDomain', 'plan_metrics', 'mnms_task', 'load_mnms', 'mnms_splits']
 
 # %% ../../nbs/13_domains.tools.ipynb #87e199ad
-def fmt_number(x: int | Fraction) -> str:
+def fmt_decimal(x: int | Fraction) -> str:
     "A number as text with at most 2 decimal places (rounded half to even): `'42'`, `'2.5'`, `'-0.33'`."
     x = Fraction(x)
     if x.denominator == 1: return str(x.numerator)
@@ -37,9 +34,9 @@ def fmt_number(x: int | Fraction) -> str:
     return s if s not in ('-0', '') else '0'
 
 def fmt_value(v: Any) -> str:
-    "The canonical text of a value: a number (`fmt_number`), a list `[1,2,3]`, or the text itself."
+    "The canonical text of a value: a number (`fmt_decimal`), a list `[1,2,3]`, or the text itself."
     if isinstance(v, (list, tuple)): return '[' + ','.join(fmt_value(x) for x in v) + ']'
-    if isinstance(v, (int, Fraction)) and not isinstance(v, bool): return fmt_number(v)
+    if isinstance(v, (int, Fraction)) and not isinstance(v, bool): return fmt_decimal(v)
     return str(v)
 
 # %% ../../nbs/13_domains.tools.ipynb #89e92413
@@ -164,7 +161,7 @@ def _convert(value, unit, to):
 # %% ../../nbs/13_domains.tools.ipynb #901e47c8
 @tool('add_days', 'The date a number of days after (or before, if negative) a date.', 'date', date=Date, days=Number)
 def _add_days(date, days):
-    if days.denominator != 1: raise ValueError(f'add_days: days must be whole, got {fmt_number(days)}')
+    if days.denominator != 1: raise ValueError(f'add_days: days must be whole, got {fmt_decimal(days)}')
     try: return (dt.date.fromisoformat(date) + dt.timedelta(days=int(days))).isoformat()
     except OverflowError: raise ValueError('add_days: the date falls outside years 1-9999') from None
 
@@ -646,7 +643,7 @@ EMBEDDED_COMBOS = ['capital', 'population', 'upper', 'add', 'max', 'convert', 'c
                    'population+mul', 'weekday+upper', 'capital+reverse+upper', 'population+population+add']
 METRICS = ('tools', 'exact', 'execution')
 
-class ToolDomain:
+class ToolDomain(DomainBase):
     "Requests → plans of tool calls over tool-combination skills, generated from a seed and graded by parsing and running plans."
     name = 'tools'
     student_settings = {'max_length': 272, 'max_new_tokens': 112}   # `TinyLM` room for the longest request and plan
@@ -689,8 +686,6 @@ class ToolDomain:
 
     def __repr__(self): return f'ToolDomain({len(self.combos)} tool combinations, {len(self._subskills)} subskills)'
 
-    _select, tasks = MathDomain._select, MathDomain.tasks   # balanced over subskills and levels, seeded, as in math
-
     def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(*subskill.split('/'), level, rng)
 
     def grade(self, task: Task, response: str) -> Attempt:
@@ -710,19 +705,6 @@ def plan_metrics(tasks: Sequence[Task], responses: Sequence[str]) -> dict[str, f
     return {'tools': sum(s.tools for s in scores) / len(scores), 'args': sum(s.args for s in scores) / len(scores),
             'exact': sum(s.exact for s in scores) / len(scores),
             'execution': sum(runnable) / len(runnable) if runnable else float('nan'), 'n': len(scores)}
-
-# %% ../../nbs/13_domains.tools.ipynb #77ca555c
-@patch
-def splits(self: ToolDomain, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
-    "Disjoint train/val/test tasks (no shared id or prompt); test comes first, so it depends only on `n_test` and `seed`."
-    need = n_train + n_val + n_test
-    for m in (need * 2**k for k in range(6)):
-        first: dict[str, Task] = {}
-        for t in self.tasks(m, seed=seed): first.setdefault(t.prompt, t)
-        pool = list(first.values())
-        if len(pool) >= need: break
-    else: raise ValueError(f'Only {len(pool)} distinct prompts in {m} draws; ask for fewer than {need} tasks or add combinations.')
-    return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val], 'test': pool[:n_test]})
 
 # %% ../../nbs/13_domains.tools.ipynb #b32c7014
 _MONTHS = 'January|February|March|April|May|June|July|August|September|October|November|December'
@@ -820,23 +802,6 @@ def solve(self: ToolDomain, prompt: str) -> str | None:
             if (b := _bind(frame, text, ['np'])) is not None: plans |= {fmt_plan(p) for p in _np_readings(b['np'])}
         if text.endswith('.'): plans |= {fmt_plan(p) for p in _steps_readings(text[:-1])}
     return plans.pop() if len(plans) == 1 else None
-
-# %% ../../nbs/13_domains.tools.ipynb #0e65654d
-def sample_skills(per_skill: dict[str, float], k: int, rng: random.Random, below: float = 0.95) -> list[str]:
-    "Up to `k` skills drawn at random among those with accuracy below `below` (all skills if every one is above)."
-    weak = sorted(s for s, a in per_skill.items() if a < below) or sorted(per_skill)
-    return sorted(rng.sample(weak, min(k, len(weak))))
-
-class SampledSkillListTeacher(Policy):
-    "SKILL-LIST with state for many skills: `k` random skills below `below` accuracy, the budget split evenly, made like their failures."
-    name = 'sampled'
-    def __init__(self, k: int = 4, below: float = 0.95): self.k, self.below = k, below
-    def __call__(self, obs: SkillListObservation) -> SkillListAction:
-        chosen = sample_skills(obs.per_skill, self.k, self.rng(obs), self.below)
-        return SkillListAction(plans=[SkillPlan(skill=s, n=n, like=[f.task_id for f in obs.errors_by_skill.get(s, [])])
-                                      for s, n in zip(chosen, spread_evenly(obs.budget, len(chosen))) if n])
-
-TEACHERS['skill-list']['sampled'] = lambda domain: SampledSkillListTeacher()   # `--env skill-list --policy sampled`
 
 # %% ../../nbs/13_domains.tools.ipynb #a31d1650
 def mnms_task(row: dict, where: str) -> Task:

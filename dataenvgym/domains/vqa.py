@@ -11,15 +11,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
+from fastcore.basics import patch
 from PIL import Image, ImageChops, ImageDraw
 from ..core import Attempt, Datum, JsonlError, Task, check_choice, stable_id
+from .base import DomainBase, Taxonomy
 
 # %% auto #0
 __all__ = ['SHAPES', 'COLORS', 'SIZES', 'MATERIALS', 'VOCAB', 'BACKGROUND', 'LEVELS', 'MARGIN', 'NUMBERS', 'YES_NO',
            'QuestionMaker', 'QSUBSKILLS', 'VQA_TAXONOMY', 'NB_SUFFIX', 'NB_PAIRS', 'NB_GOLD', 'MAX_OBJECTS',
            'check_scene', 'render_scene', 'random_object', 'random_scene', 'phrase', 'matching', 'refer', 'article',
-           'QSubskill', 'vqa_taxonomy_tree', 'scene_task', 'make_task', 'task_image', 'scene_id', 'save_images',
-           'resolve_images', 'image_key', 'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
+           'QSubskill', 'scene_task', 'make_task', 'task_image', 'scene_id', 'save_images', 'resolve_images',
+           'image_key', 'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
            'naturalbench_scores', 'VQADomain', 'parse_scene_spec', 'layout_scene', 'spec_text', 'SceneEngine',
            'show_scenes', 'gqa_task', 'load_gqa', 'gqa_balanced_subset', 'gqa_splits', 'gqa_subset_rows',
            'load_gqa_subset', 'naturalbench_tasks', 'load_naturalbench', 'naturalbench_splits']
@@ -315,16 +317,7 @@ _register('comparison', 'same_shape', 'whether two objects named without their s
 _register('comparison', 'more_than', 'whether there are more (or fewer) objects of one shape or colour than of another', _more)
 
 # %% ../../nbs/14_domains.vqa.ipynb #17798068
-VQA_TAXONOMY: dict[str, list[str]] = {}
-for _name, _sub in QSUBSKILLS.items(): VQA_TAXONOMY.setdefault(_sub.skill, []).append(_name)
-
-def vqa_taxonomy_tree(subskills: Sequence[str] | None = None) -> str:
-    "The skill → subskill tree as text, with what each subskill asks."
-    lines = []
-    for skill, subs in VQA_TAXONOMY.items():
-        subs = [s for s in subs if subskills is None or s in subskills]
-        if subs: lines += [skill] + [f'  {s:<16} {QSUBSKILLS[s].about}' for s in subs]
-    return '\n'.join(lines)
+VQA_TAXONOMY = Taxonomy(QSUBSKILLS, about='about')   # skill → subskills, with what each asks
 
 # %% ../../nbs/14_domains.vqa.ipynb #13ae7048
 def scene_task(scene: dict, question: str, answer: str, options: Sequence[str], subskill: str, level: int,
@@ -468,33 +461,16 @@ def naturalbench_scores(tasks: Sequence[Task], responses: Sequence[str]) -> dict
             'group': sum(all(ok.values()) for ok in groups.values()) / n, 'groups': n}
 
 # %% ../../nbs/14_domains.vqa.ipynb #5f199a31
-class VQADomain:
+class VQADomain(DomainBase):
     "Questions about rendered scenes of shapes over a skill taxonomy, generated from a seed and graded strictly."
-    name = 'vqa'
+    name, taxonomy = 'vqa', VQA_TAXONOMY
 
     def __init__(self, subskills: Sequence[str] | None = None, image_size: int = 64):
-        subskills = list(QSUBSKILLS) if subskills is None else subskills
-        if not subskills: raise ValueError(f'VQADomain needs at least one subskill; valid subskills: {", ".join(QSUBSKILLS)}')
-        self.subskills = list(dict.fromkeys(check_choice(s, QSUBSKILLS, 'subskill') for s in subskills))
-        self.image_size = image_size
-
-    @property
-    def skills(self) -> dict[str, list[str]]:
-        "Skill → its subskills in this domain."
-        out = {}
-        for s in self.subskills: out.setdefault(QSUBSKILLS[s].skill, []).append(s)
-        return out
+        self.subskills, self.image_size = VQA_TAXONOMY.select(subskills, who='VQADomain'), image_size
 
     def __repr__(self): return f'VQADomain({len(self.subskills)} subskills, {self.image_size}px images)'
 
-    def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
-              difficulty: int | None = None, seed: int = 0) -> list[Task]:
-        "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
-        subs = self.subskills if skill is None else self.skills[check_choice(skill, self.skills, 'skill')]
-        if subskill is not None: subs = [check_choice(subskill, subs, 'subskill')]
-        if difficulty is not None: check_choice(difficulty, LEVELS, 'difficulty level')
-        rng = random.Random(seed)
-        return [make_task(subs[i % len(subs)], difficulty or i // len(subs) % 3 + 1, rng, self.image_size) for i in range(n)]
+    def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng, self.image_size)
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Grade `response` to `task` (NaturalBench's reading for its tasks, else `grade_vqa`); the feedback says why."
@@ -511,6 +487,10 @@ class VQADomain:
         "The same question about the same image is the same task (the teaching environments keep exam questions out of training data by this key)."
         return stable_id(task.prompt, image_key(task))
 
+    def _split_key(self, task: Task) -> str:
+        "No two splits share an image."
+        return scene_id(task.metadata['scene'])
+
     def datum(self, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
         "A training datum for `task` that keeps its image (`vqa_datum`); the teaching environments make data with it."
         return vqa_datum(task, source, response, **metadata)
@@ -522,16 +502,6 @@ class VQADomain:
     def load_assets(self, data: Sequence[Datum], folder: str | Path) -> list[Datum]:
         "Data read from a JSONL file in `folder`, their image paths made whole again."
         return resolve_images(data, folder)
-
-    def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
-        "Disjoint train/val/test tasks (no shared task id or image); test comes first, so it depends only on `n_test` and `seed`."
-        pool, seen = [], set()
-        for t in self.tasks(n_train + n_val + n_test, seed=seed):
-            key = scene_id(t.metadata['scene'])
-            if key not in seen: seen.add(key); pool.append(t)
-        need = n_train + n_val + n_test
-        if len(pool) < need: raise ValueError(f'Only {len(pool)} distinct scenes in {need} draws; use another seed')
-        return {'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val], 'test': pool[:n_test]}
 
 # %% ../../nbs/14_domains.vqa.ipynb #b15a16a7
 _WORDS = {**{c: ('color', c) for c in COLORS}, 'violet': ('color', 'purple'), 'turquoise': ('color', 'cyan'),
@@ -692,6 +662,12 @@ def show_scenes(tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None 
     # room for the answer lines under each image, which tight_layout does not see
     fig.tight_layout(h_pad=1.6 * len(lines), rect=(0, .22 * len(lines) / fig.get_figheight(), 1, 1))
     return fig
+
+# %% ../../nbs/14_domains.vqa.ipynb #c594b076
+@patch
+def show(self: VQADomain, tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None = None, **kwargs):
+    "A grid of the tasks' scenes with their questions and answers (and students' graded `answers`): `show_scenes`."
+    return show_scenes(tasks, answers, domain=self, **kwargs)
 
 # %% ../../nbs/14_domains.vqa.ipynb #c699406c
 _IMAGE_EXTS = ('.jpg', '.jpeg', '.png')

@@ -10,14 +10,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 import numpy as np
-from tqdm.auto import tqdm
 from .env import COMMANDS, RepairEnv, RepairObservation
 from .specialists import reference_plan
 from ..plotting import plot_style
 
 # %% auto #0
-__all__ = ['SOURCE', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'EpisodeResult', 'run_episode',
-           'run_episodes', 'compare_agents', 'plot_comparison']
+__all__ = ['SOURCE', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'RepairResult', 'play_episode',
+           'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -40,7 +39,8 @@ class RandomAgent:
 
 class HeuristicAgent:
     "A fixed sensible sequence: clean the top three fixes, rebalance, validate, submit."
-    script = ['query_cleaner', 'apply 1', 'apply 2', 'apply 3', 'query_balancer', 'apply 1', 'validate', 'submit']
+    script = ['query_cleaner', 'apply 1', 'apply 2', 'apply 3', 'query_balancer', 'apply 1', 'validate',
+              'submit']
     def begin(self, env): self.i = 0
     def act(self, obs):
         self.i += 1
@@ -48,12 +48,14 @@ class HeuristicAgent:
 
 # %% ../../nbs/43_repair.agents.ipynb #f13add68
 SOURCE = {'coerce_numeric': 'query_cleaner', 'drop_duplicates': 'query_cleaner', 'clip_outliers': 'query_cleaner',
-          'impute': 'query_cleaner', 'fix_logic': 'query_validator', 'relabel': 'query_validator', 'smote': 'query_balancer'}
+          'impute': 'query_cleaner', 'fix_logic': 'query_validator', 'relabel': 'query_validator',
+          'smote': 'query_balancer'}
 
 class OracleAgent:
     "Knows the injected corruptions; applies the fixes that undo them, in order."
     def begin(self, env):
-        self.todo, self.listed, self.applies, self.finish = list(reference_plan(env.ep.record)), None, 0, ['validate', 'submit']
+        self.todo, self.listed, self.applies = list(reference_plan(env.ep.record)), None, 0
+        self.finish = ['validate', 'submit']
     def act(self, obs):
         while self.todo:
             op, args = self.todo[0]
@@ -71,8 +73,8 @@ class OracleAgent:
 
 # %% ../../nbs/43_repair.agents.ipynb #46189241
 @dataclass
-class EpisodeResult:
-    "One episode's outcome."
+class RepairResult:
+    "One repair episode's outcome."
     task: str
     seed: int
     success: bool
@@ -84,7 +86,7 @@ class EpisodeResult:
     seconds: float
     commands: list[str] = field(default_factory=list)
 
-def run_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None) -> EpisodeResult:
+def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None) -> RepairResult:
     "Play one episode of `task` with `seed`."
     t0 = time.perf_counter()
     obs = env.reset(seed=seed, task=task)
@@ -94,21 +96,24 @@ def run_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None
         obs = env.step(agent.act(obs))
         ret += obs.reward or 0.0
     s = env.state
-    return EpisodeResult(s.task, seed, bool(s.success), ret, float(s.final_accuracy), env.baseline, env.target,
-                         s.step_count, time.perf_counter() - t0, list(s.history))
+    return RepairResult(s.task, seed, bool(s.success), ret, float(s.final_accuracy), env.baseline, env.target,
+                        s.step_count, time.perf_counter() - t0, list(s.history))
 
-def run_episodes(env: RepairEnv, agent: Agent, seeds, task: str | None = None, progress: bool = True) -> list[EpisodeResult]:
-    "Play one episode per seed."
-    return [run_episode(env, agent, s, task) for s in tqdm(list(seeds), disable=not progress, desc=type(agent).__name__)]
-
-# %% ../../nbs/43_repair.agents.ipynb #94d44b5a
-def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds, env: RepairEnv | None = None) -> list[dict]:
+# %% ../../nbs/43_repair.agents.ipynb #9dddf9fa
+def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,
+                   env: RepairEnv | None = None) -> list[dict]:
     "One row per (task, agent, seed): success, return, held-out accuracy, baseline and target."
     env = env or RepairEnv()
-    return [{'task': t, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret, 'accuracy': r.accuracy,
-             'baseline': r.baseline, 'target': r.target}
-            for t in tasks for name, make in agents.items() for s in seeds for r in [run_episode(env, make(s), s, t)]]
+    rows = []
+    for t in tasks:
+        for name, make in agents.items():
+            for s in seeds:
+                r = play_episode(env, make(s), s, t)
+                rows.append({'task': t, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret,
+                             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target})
+    return rows
 
+# %% ../../nbs/43_repair.agents.ipynb #6c3d0fca
 @plot_style()
 def plot_comparison(rows: list[dict]):
     "Success rate and mean held-out accuracy per task and agent (grouped bars), baseline and target marked."
@@ -119,11 +124,13 @@ def plot_comparison(rows: list[dict]):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.5))
     df.pivot_table(index='task', columns='agent', values='success').reindex(columns=order).plot.bar(
         ax=a1, rot=15, title='success rate (target hit)', legend=False)
-    acc = df.pivot_table(index='task', columns='agent', values='accuracy').reindex(columns=order)   # NaN: never submitted
+    acc = df.pivot_table(index='task', columns='agent', values='accuracy')   # NaN: never submitted
+    acc = acc.reindex(columns=order)
     acc.plot.bar(ax=a2, rot=15, title='held-out accuracy of the submitted data', legend=False)
     x = np.arange(len(acc))
     for col, style in [('baseline', 'k_'), ('target', 'r_')]:
         a2.plot(x, df.groupby('task')[col].mean().reindex(acc.index), style, ms=30, mew=2, label=col)
-    a2.set_ylim(df.accuracy.min() - 0.05, 1.0); a2.legend(loc='center left', bbox_to_anchor=(1, 0.5), fontsize=8)
+    a2.set_ylim(df.accuracy.min() - 0.05, 1.0)
+    a2.legend(loc='center left', bbox_to_anchor=(1, 0.5), fontsize=8)
     fig.tight_layout()
     return fig

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
+from fastcore.basics import patch
 import numpy as np
-from .agents import Agent, run_episode
+from .agents import Agent, play_episode
 from .env import RepairEnv
 from .tasks import TASKS
 from ..plotting import plot_style
@@ -21,7 +22,7 @@ __all__ = ['Curriculum', 'run_curriculum', 'plot_levels']
 # %% ../../nbs/44_repair.curriculum.ipynb #6aaef2bc
 @dataclass
 class Curriculum:
-    "Task levels in order; advance when the success rate over the last `window` episodes at a level is ≥ `threshold`."
+    "Task levels in order; advance when the success rate over the last `window` episodes at a level ≥ `threshold`."
     levels: list[str] = field(default_factory=lambda: list(TASKS))
     window: int = 20
     threshold: float = 0.7
@@ -42,15 +43,18 @@ class Curriculum:
         "Success rate over the window at the current level (0 when empty)."
         return float(np.mean(self.recent)) if self.recent else 0.0
 
-    def record(self, success: bool) -> bool:
-        "Log one episode at the current level; promote (and empty the window) when the rule holds. True if promoted."
-        self.recent.append(bool(success))
-        rate = self.success_rate()
-        promote = len(self.recent) == self.window and rate >= self.threshold and self.level < len(self.levels) - 1
-        self.log.append({'episode': len(self.log), 'level': self.level, 'task': self.task, 'success': bool(success),
-                         'rate': rate, 'promoted': promote})
-        if promote: self.level, self.recent = self.level + 1, deque(maxlen=self.window)
-        return promote
+# %% ../../nbs/44_repair.curriculum.ipynb #f6fdc0df
+@patch
+def record(self: Curriculum, success: bool) -> bool:
+    "Log one episode at the current level; promote (and empty the window) when the rule holds. True if promoted."
+    self.recent.append(bool(success))
+    rate = self.success_rate()
+    full, last = len(self.recent) == self.window, self.level == len(self.levels) - 1
+    promote = full and rate >= self.threshold and not last
+    self.log.append({'episode': len(self.log), 'level': self.level, 'task': self.task,
+                     'success': bool(success), 'rate': rate, 'promoted': promote})
+    if promote: self.level, self.recent = self.level + 1, deque(maxlen=self.window)
+    return promote
 
 # %% ../../nbs/44_repair.curriculum.ipynb #526b25aa
 def run_curriculum(agent: Agent | Callable[[int], Agent], episodes: int, curriculum: Curriculum | None = None,
@@ -59,17 +63,18 @@ def run_curriculum(agent: Agent | Callable[[int], Agent], episodes: int, curricu
     cur, env = curriculum or Curriculum(), env or RepairEnv()
     for i in range(episodes):
         a = agent if hasattr(agent, 'act') and not isinstance(agent, type) else agent(seed + i)
-        res = run_episode(env, a, seed + i, cur.task)
+        res = play_episode(env, a, seed + i, cur.task)
         cur.record(res.success)
         cur.log[-1].update(seed=seed + i, ret=res.ret, accuracy=res.accuracy)
     return cur.log
 
+# %% ../../nbs/44_repair.curriculum.ipynb #10a48075
 @plot_style()
 def plot_levels(logs: dict[str, list[dict]], ax=None):
     "Level over episodes for each named log (a step plot), with task names on the y axis."
     import matplotlib.pyplot as plt
     ax = ax or plt.subplots(figsize=(7, 3))[1]
-    for k, (name, log) in enumerate(logs.items()):  # a small vertical offset per agent keeps equal paths visible
+    for k, (name, log) in enumerate(logs.items()):  # a small offset per agent keeps equal paths visible
         off = 0.06 * (k - (len(logs) - 1) / 2)
         ax.step([r['episode'] for r in log], [r['level'] + off for r in log], where='post', label=name)
     ax.set(xlabel='episode', ylabel='level', yticks=range(len(TASKS)), yticklabels=list(TASKS),

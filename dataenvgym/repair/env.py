@@ -14,14 +14,17 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
+from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field
 from threadpoolctl import ThreadpoolController
 from ..core import stable_id
 from ..rubrics import Clamp, FnRubric, Rubric, WeightedSum
-from .tasks import TASKS, Classifier, EpisodeData, Frame, content_hash, get_task, make_episode
-from .specialists import (Diagnosis, Fix, RepairError, Report, _failures, _label_issues, _run_fix,
-                                           analyst, apply_fix, augmenter, balancer, cleaner, data_facts, feature_shape,
-                                           features, make_schema, reference_repair, row_groups, validator)
+from .tasks import (TASKS, Classifier, EpisodeData, Frame, content_hash, get_task,
+                                     make_episode)
+from .specialists import (Diagnosis, Fix, RepairError, Report, _failures, _label_issues,
+                                           _run_fix, analyst, apply_fix, augmenter, balancer, cleaner,
+                                           data_facts, feature_shape, features, make_schema,
+                                           reference_repair, row_groups, validator)
 
 # %% auto #0
 __all__ = ['COMMANDS', 'COSTS', 'PENALTIES', 'one_thread', 'RepairAction', 'RepairObservation', 'RepairState', 'parse_command',
@@ -29,12 +32,13 @@ __all__ = ['COMMANDS', 'COSTS', 'PENALTIES', 'one_thread', 'RepairAction', 'Repa
            'make_rubric', 'Limits', 'GroundTruthChanged', 'Calibration', 'truth_hash', 'duplicate_groups', 'calibrate',
            'clear_caches', 'RepairEnv']
 
-# %% ../../nbs/42_repair.env.ipynb #69bd6ced
+# %% ../../nbs/42_repair.env.ipynb #b27f0fc0
 class RepairAction(BaseModel):
     "One text command, e.g. `'query_cleaner'` or `'apply 2'`."
     model_config = ConfigDict(extra='forbid')
     message: str
 
+# %% ../../nbs/42_repair.env.ipynb #f89a468a
 class RepairObservation(BaseModel):
     "What the agent sees after a step."
     response: str
@@ -62,15 +66,18 @@ class RepairState(BaseModel):
     success: bool | None = None
     history: list[str] = Field(default_factory=list)
 
-# %% ../../nbs/42_repair.env.ipynb #ecfe7cc7
+# %% ../../nbs/42_repair.env.ipynb #9d1ad868
 COMMANDS = {
     'help': 'list the commands', 'inspect_dataset': 'shape, types, missing values, class counts',
     'inspect_model': 'the fixed model, its held-out accuracy and per-class recall',
-    'query_analyst': 'a ranked plan from every diagnosis (costs 2)', 'query_cleaner': 'types, duplicates, missing values, outliers',
-    'query_augmenter': 'synthetic rows for a class: query_augmenter [class]', 'query_balancer': 'class rebalancing',
-    'query_validator': 'schema violations and label issues (costs 2)', 'apply': 'apply recommendation N: apply N',
-    'reject': 'reject recommendation N: reject N', 'undo': 'revert the last apply (3 levels)',
-    'validate': 'retrain and score on held-out rows', 'submit': 'finish the episode'}
+    'query_analyst': 'a ranked plan from every diagnosis (costs 2)',
+    'query_cleaner': 'types, duplicates, missing values, outliers',
+    'query_augmenter': 'synthetic rows for a class: query_augmenter [class]',
+    'query_balancer': 'class rebalancing',
+    'query_validator': 'schema violations and label issues (costs 2)',
+    'apply': 'apply recommendation N: apply N', 'reject': 'reject recommendation N: reject N',
+    'undo': 'revert the last apply (3 levels)', 'validate': 'retrain and score on held-out rows',
+    'submit': 'finish the episode'}
 COSTS = {'query_analyst': 2, 'query_validator': 2}
 _NEEDS_N, _OPTIONAL_N = {'apply', 'reject'}, {'query_augmenter'}
 
@@ -81,13 +88,14 @@ def parse_command(message: str) -> tuple[str, int | None]:
     if not words: raise ValueError(f'empty command; {valid}')
     cmd, args = words[0], words[1:]
     if cmd not in COMMANDS: raise ValueError(f'unknown command {cmd[:30]!r}; {valid}')
-    if cmd in _NEEDS_N and (len(args) != 1 or not args[0].isdigit()): raise ValueError(f'{cmd} needs a number, e.g. `{cmd} 1`')
+    if cmd in _NEEDS_N and (len(args) != 1 or not args[0].isdigit()):
+        raise ValueError(f'{cmd} needs a number, e.g. `{cmd} 1`')
     if cmd in _OPTIONAL_N and (len(args) > 1 or (args and not args[0].isdigit())):
         raise ValueError(f'{cmd} takes an optional class number, e.g. `{cmd} 0`')
     if cmd not in _NEEDS_N | _OPTIONAL_N and args: raise ValueError(f'{cmd} takes no argument; {valid}')
     return cmd, int(args[0][:6]) if args else None
 
-# %% ../../nbs/42_repair.env.ipynb #01ece0c8
+# %% ../../nbs/42_repair.env.ipynb #de5a52c0
 @dataclass
 class Outcome:
     "What one step did; the rubrics score it."
@@ -105,11 +113,13 @@ class Outcome:
     catastrophic: bool = False
     budget_left_frac: float = 0.0
 
+# %% ../../nbs/42_repair.env.ipynb #b2f6cbe0
 def accuracy_reward(a, o: Outcome) -> float:
     "Telescoping accuracy gain at validate/submit, plus the target bonus at submit."
     if o.accuracy is None: return 0.0
     return 2 * (o.accuracy - o.paid_before) + ((0.5 if o.hit_target else -0.25) if o.submitted else 0.0)
 
+# %% ../../nbs/42_repair.env.ipynb #c052af2a
 def process_reward(a, o: Outcome) -> float:
     "Workflow bonus and penalties."
     r = (0.02 if o.first_apply else 0.0) - (0.1 if o.submitted and not o.validated_final else 0.0)
@@ -129,13 +139,14 @@ def step_reward(a, o: Outcome) -> float:
     "Dense proxy: change in estimated data quality."
     return float(np.clip(0.3 * o.quality_change, -0.3, 0.15))
 
+# %% ../../nbs/42_repair.env.ipynb #9c32ee2a
 def make_rubric() -> Rubric:
     "The environment's reward: the five components summed and clamped to [-1, 1]."
-    parts = {n: FnRubric(f, n) for n, f in [('accuracy', accuracy_reward), ('process', process_reward),
-             ('preservation', preservation_reward), ('efficiency', efficiency_reward), ('step', step_reward)]}
-    return Clamp(WeightedSum(parts), -1.0, 1.0)
+    fns = [('accuracy', accuracy_reward), ('process', process_reward), ('preservation', preservation_reward),
+           ('efficiency', efficiency_reward), ('step', step_reward)]
+    return Clamp(WeightedSum({n: FnRubric(f, n) for n, f in fns}), -1.0, 1.0)
 
-# %% ../../nbs/42_repair.env.ipynb #b96cfbde
+# %% ../../nbs/42_repair.env.ipynb #3408b59e
 @dataclass
 class Limits:
     "The anti-exploit thresholds."
@@ -147,16 +158,17 @@ class Limits:
     step_seconds: float = 30.0
     undo_depth: int = 3
 
-PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'duplicate_apply': 0.05, 'apply_limit': 0.05,
-             'blind_apply': 0.08, 'wall_clock': 0.1, 'step_timeout': 0.05, 'repeated_query': 0.05}
+PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'duplicate_apply': 0.05,
+             'apply_limit': 0.05, 'blind_apply': 0.08, 'wall_clock': 0.1, 'step_timeout': 0.05,
+             'repeated_query': 0.05}
 
 class GroundTruthChanged(RuntimeError):
     "The held-out or clean data changed during an episode (a bug, never an agent's doing)."
 
-# %% ../../nbs/42_repair.env.ipynb #9effcf4e
+# %% ../../nbs/42_repair.env.ipynb #4b225d22
 @dataclass(frozen=True)
 class Calibration:
-    "What a reset derives from `(task, seed)`: data, classifier, baseline, reference, target, schema, row groups, hashes."
+    "What a reset derives from `(task, seed)`: data, classifier, baseline, reference, target, schema, groups, hashes."
     ep: EpisodeData
     start: Frame
     clf: Classifier
@@ -179,12 +191,13 @@ def duplicate_groups(df: pd.DataFrame) -> pd.Series:
     "For each row id, the id of its group of identical rows (to count distinct original rows kept)."
     return pd.Series(row_groups(df), index=df.index)
 
-one_thread = ThreadpoolController().wrap(limits=1)  # a decorator: one BLAS/OpenMP thread while the function runs
+one_thread = ThreadpoolController().wrap(limits=1)  # a decorator: one BLAS/OpenMP thread while it runs
 
+# %% ../../nbs/42_repair.env.ipynb #bd4379a9
 @lru_cache(maxsize=128)
 @one_thread
 def calibrate(task: str, seed: int) -> Calibration:
-    "The episode of `task` with `seed`, its baseline, the reference repair's accuracy and the target (memoised)."
+    "The episode of `task` with `seed`: its baseline, the reference repair's accuracy and the target (memoised)."
     for attempt in range(5):
         ep = make_episode(task, seed, attempt)
         clf, start = Classifier(ep.test), Frame(ep.dirty)
@@ -195,10 +208,10 @@ def calibrate(task: str, seed: int) -> Calibration:
     return Calibration(ep, start, clf, base, ref, target, duplicate_groups(ep.dirty), truth_hash(ep))
 
 def clear_caches() -> None:
-    "Empty every memo of the repair environment (calibrations, fixes, facts, label issues), e.g. to time cold resets."
+    "Empty every memo of the environment (calibrations, fixes, facts, label issues), e.g. to time cold resets."
     for f in (calibrate, _run_fix, data_facts, feature_shape, _label_issues, _failures): f.cache_clear()
 
-# %% ../../nbs/42_repair.env.ipynb #050f380d
+# %% ../../nbs/42_repair.env.ipynb #954d2d48
 class RepairEnv:
     "The data-repair environment: `reset(seed=..., task=...)`, `step(action)`, `state`."
     def __init__(self, task: str = 'task_0_tutorial', limits: Limits | None = None,
@@ -207,220 +220,317 @@ class RepairEnv:
         self.rubric = make_rubric()
         self._state = RepairState()
 
-    # --- episode set-up
-    @one_thread
-    def reset(self, seed: int = 0, task: str | None = None, **options) -> RepairObservation:
-        "Start an episode of `task` (default: the env's) with `seed`."
-        if options: raise TypeError(f'unknown reset options {sorted(options)}; valid: seed, task')
-        self.task = get_task(task or self.task).name
-        self.cal = cal = calibrate(self.task, seed)
-        self.ep, self.clf, self.baseline, self.reference, self.target = cal.ep, cal.clf, cal.baseline, cal.reference, cal.target
-        self.groups, self.truth_hash, cfg = cal.groups, cal.truth_hash, cal.ep.task
-        self._use(cal.start)
-        self.undo_stack: deque[Frame] = deque(maxlen=self.limits.undo_depth)
-        self.recs, self.recs_query, self.recs_applied, self.recs_rejected, self.recs_stale = [], None, set(), set(), False
-        self.last_query, self.applied_since_query = None, False
-        self.paid, self.current, self.validated_hash, self.since_validate = self.baseline, self.baseline, None, 99
-        self.started = self.clock()
-        self.rubric.reset()
-        self._state = RepairState(episode_id=stable_id(self.task, seed), task=self.task,
-                                  seed=seed, budget_remaining=cfg.budget)
-        return self._observe(f'Task {self.task}: repair the data so the fixed model reaches {self.target:.3f} held-out '
-                             f'accuracy (now {self.baseline:.3f}). Budget {cfg.budget} steps. Type `help` for commands.')
-
-    def _truth_hash(self) -> str: return truth_hash(self.ep)
+    @property
+    def state(self) -> RepairState:
+        "The episode's bookkeeping."
+        return self._state
 
     @property
     def schema(self) -> pa.DataFrameSchema:
         "The validator's schema (built on first use)."
         return self.cal.schema
 
-    @property
-    def state(self) -> RepairState:
-        "The episode's bookkeeping."
-        return self._state
+# %% ../../nbs/42_repair.env.ipynb #2627e7cf
+@patch
+def _use(self: RepairEnv, frame: Frame) -> None:
+    "Make `frame` the working copy, keeping its hash."
+    self.df, self._diag = frame.df, {'frame': frame.df, 'hashed': frame}
 
-    def _use(self, frame: Frame) -> None:
-        "Make `frame` the working copy, keeping its hash."
-        self.df, self._diag = frame.df, {'frame': frame.df, 'hashed': frame}
+@patch
+def _memo(self: RepairEnv, name: str, fn: Callable[[], Any]) -> Any:
+    "`fn()` computed once per version of the working copy (frames are never edited in place)."
+    if self._diag.get('frame') is not self.df: self._diag = {'frame': self.df}
+    if name not in self._diag: self._diag[name] = fn()
+    return self._diag[name]
 
-    def _memo(self, name: str, fn: Callable[[], Any]) -> Any:
-        "`fn()` computed once per version of the working copy (frames are never edited in place)."
-        if self._diag.get('frame') is not self.df: self._diag = {'frame': self.df}
-        if name not in self._diag: self._diag[name] = fn()
-        return self._diag[name]
+@patch
+def frame(self: RepairEnv) -> Frame:
+    "The working copy, hashed by content."
+    return self._memo('hashed', lambda: Frame(self.df))
 
-    def frame(self) -> Frame:
-        "The working copy, hashed by content."
-        return self._memo('hashed', lambda: Frame(self.df))
+@patch
+def data_hash(self: RepairEnv) -> str:
+    "Content hash of the working copy (values, dtypes, columns, row ids)."
+    return self.frame().key
 
-    def data_hash(self) -> str:
-        "Content hash of the working copy (values, dtypes, columns, row ids)."
-        return self.frame().key
+# %% ../../nbs/42_repair.env.ipynb #13f69991
+@patch
+def _start(self: RepairEnv, task: str, seed: int) -> None:
+    "Set up the episode of `task` with `seed` from its calibration (no observation)."
+    self.task = get_task(task).name
+    self.cal = cal = calibrate(self.task, seed)
+    self.ep, self.clf, self.baseline, self.reference = cal.ep, cal.clf, cal.baseline, cal.reference
+    self.target, self.groups, self.truth_hash = cal.target, cal.groups, cal.truth_hash
+    self._use(cal.start)
+    self.undo_stack: deque[Frame] = deque(maxlen=self.limits.undo_depth)
+    self.recs, self.recs_query, self.recs_applied, self.recs_rejected = [], None, set(), set()
+    self.recs_stale, self.last_query, self.applied_since_query = False, None, False
+    self.paid, self.current, self.validated_hash, self.since_validate = self.baseline, self.baseline, None, 99
+    self.started = self.clock()
+    self.rubric.reset()
+    self._state = RepairState(episode_id=stable_id(self.task, seed), task=self.task, seed=seed,
+                              budget_remaining=cal.ep.task.budget)
 
-    def diagnosis(self) -> Diagnosis:
-        "Findings about the working copy."
-        return self._memo('diagnosis', lambda: Diagnosis(self.frame(), lambda: self.cal.schema))
+# %% ../../nbs/42_repair.env.ipynb #00b7acf2
+@patch
+def diagnosis(self: RepairEnv) -> Diagnosis:
+    "Findings about the working copy."
+    return self._memo('diagnosis', lambda: Diagnosis(self.frame(), lambda: self.cal.schema))
 
-    def preserved(self) -> float:
-        "Fraction of the distinct original rows still present."
-        return self._memo('preserved', lambda: self.groups.reindex(self.df.index).dropna().nunique() / self.groups.nunique())
+@patch
+def preserved(self: RepairEnv) -> float:
+    "Fraction of the distinct original rows still present."
+    def kept() -> float: return self.groups.reindex(self.df.index).dropna().nunique() / self.groups.nunique()
+    return self._memo('preserved', kept)
 
-    def quality(self) -> float:
-        "A cheap data-quality estimate in [0, 1] (no retraining)."
-        return self._memo('quality', self._quality)
+@patch
+def quality(self: RepairEnv) -> float:
+    "A cheap data-quality estimate in [0, 1] (no retraining)."
+    return self._memo('quality', self._quality)
 
-    def _quality(self) -> float:
-        d, n = self.diagnosis(), max(1, len(self.df))
-        cells = n * max(1, len(features(self.df)))
-        logic = d.facts['logic_errors'] / n
-        flaws = [len(d.text_columns) / max(1, len(features(self.df))), sum(d.missing.values()) / cells,
-                 d.duplicates / n, logic, 1 - 1 / d.imbalance()]
-        return float(1 - np.mean(flaws))
+@patch
+def _quality(self: RepairEnv) -> float:
+    "One minus the mean of five flaw rates: text columns, missing cells, duplicates, logic errors, imbalance."
+    d, n = self.diagnosis(), max(1, len(self.df))
+    cells = n * max(1, len(features(self.df)))
+    logic = d.facts['logic_errors'] / n
+    flaws = [len(d.text_columns) / max(1, len(features(self.df))), sum(d.missing.values()) / cells,
+             d.duplicates / n, logic, 1 - 1 / d.imbalance()]
+    return float(1 - np.mean(flaws))
 
-    # --- stepping
-    @one_thread
-    def step(self, action: RepairAction | str | dict) -> RepairObservation:
-        "Run one command and return the observation, with its reward."
-        if self._state.done:
-            return self._observe('Error: the episode is over (submitted). Call reset() to start another.',
-                                 reward=None, error='episode over')
-        if not isinstance(action, RepairAction):
-            action = RepairAction(message=action) if isinstance(action, str) else RepairAction.model_validate(action)
-        msg, out = action.message, Outcome('')
-        if len(msg) > self.limits.max_message: msg, out.penalties['truncated'] = msg[:self.limits.max_message], PENALTIES['truncated']
-        t0, before = self.clock(), (self.frame(), list(self.undo_stack))
-        try: cmd, n = parse_command(msg)
-        except ValueError as e: cmd, n, out.error = 'invalid', None, str(e)
-        out.command, out.paid_before = cmd, self.paid
-        self._state.step_count += 1
-        self._state.history.append(msg)
-        self._state.budget_remaining = max(0, self._state.budget_remaining - COSTS.get(cmd, 1))
-        self.since_validate += 1
-        text = f'Error: {out.error}' if out.error else getattr(self, f'_do_{cmd}')(n, out)
-        if self.clock() - t0 > self.limits.step_seconds and cmd != 'submit':
-            self._use(before[0])
-            self.undo_stack = deque(before[1], maxlen=self.limits.undo_depth)
-            out.penalties['step_timeout'] = PENALTIES['step_timeout']
-            text += '\nThe step overran its time limit and was rolled back.'
-        if not self._state.done and self.clock() - self.started > self.limits.episode_seconds:
-            out.penalties['wall_clock'] = PENALTIES['wall_clock']
-            text += '\nThe episode ran out of time and was submitted as it stands.\n' + self._do_submit(None, out)
-        elif not self._state.done and self._state.budget_remaining <= 0:
-            text += '\nThe budget is spent; the data is submitted as it stands.\n' + self._do_submit(None, out)
-        out.budget_left_frac = self._state.budget_remaining / self.ep.task.budget
-        return self._observe(text, reward=self.rubric(cmd, out), error=out.error, penalties=out.penalties, command=cmd)
+# %% ../../nbs/42_repair.env.ipynb #a82596f0
+@patch
+def _observe(self: RepairEnv, text: str, reward: float | None = None, **meta) -> RepairObservation:
+    "The observation of the current state, `text` its response and `meta` added to its metadata."
+    recs = [{'n': i, 'op': f.op, 'args': dict(f.args), 'text': f.text} for i, f in enumerate(self.recs, 1)]
+    scores = {} if reward is None else {'total' if k == '' else k.removeprefix('inner.'): v
+                                        for k, v in self.rubric.scores().items() if k != 'inner'}
+    cooldown = max(0, self.limits.validate_gap + 1 - self.since_validate)
+    return RepairObservation(
+        response=text, current_accuracy=round(self.current, 4), baseline_accuracy=round(self.baseline, 4),
+        target_accuracy=round(self.target, 4), estimated_quality=round(self.quality(), 4),
+        rows_preserved_pct=round(self.preserved(), 4), budget_remaining=self._state.budget_remaining,
+        validate_cooldown=cooldown, done=self._state.done, reward=reward,
+        metadata={'task': self.task, 'seed': self._state.seed, 'rubric': scores,
+                  'recommendations': [] if self.recs_stale else recs, **meta})
 
-    def _observe(self, text: str, reward: float | None = None, **meta) -> RepairObservation:
-        recs = [{'n': i, 'op': f.op, 'args': dict(f.args), 'text': f.text} for i, f in enumerate(self.recs, 1)]
-        scores = ({'total' if k == '' else k.removeprefix('inner.'): v for k, v in self.rubric.scores().items() if k != 'inner'}
-                  if reward is not None else {})
-        return RepairObservation(
-            response=text, current_accuracy=round(self.current, 4), baseline_accuracy=round(self.baseline, 4),
-            target_accuracy=round(self.target, 4), estimated_quality=round(self.quality(), 4),
-            rows_preserved_pct=round(self.preserved(), 4), budget_remaining=self._state.budget_remaining,
-            validate_cooldown=max(0, self.limits.validate_gap + 1 - self.since_validate), done=self._state.done,
-            reward=reward, metadata={'task': self.task, 'seed': self._state.seed, 'rubric': scores,
-                                     'recommendations': [] if self.recs_stale else recs, **meta})
+@patch
+@one_thread
+def reset(self: RepairEnv, seed: int = 0, task: str | None = None, **options) -> RepairObservation:
+    "Start an episode of `task` (default: the env's) with `seed`."
+    if options: raise TypeError(f'unknown reset options {sorted(options)}; valid: seed, task')
+    self._start(task or self.task, seed)
+    return self._observe(f'Task {self.task}: repair the data so the fixed model reaches {self.target:.3f} '
+                         f'held-out accuracy (now {self.baseline:.3f}). Budget {self.ep.task.budget} steps. '
+                         'Type `help` for commands.')
 
-    def _do_help(self, n, out) -> str:
-        return 'Commands:\n' + '\n'.join(f'- {c}: {d}' for c, d in COMMANDS.items())
+# %% ../../nbs/42_repair.env.ipynb #34ba7edb
+@patch
+@one_thread
+def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservation:
+    "Run one command and return the observation, with its reward."
+    if self._state.done:
+        return self._observe('Error: the episode is over (submitted). Call reset() to start another.',
+                             reward=None, error='episode over')
+    if not isinstance(action, RepairAction):
+        action = RepairAction(message=action) if isinstance(action, str) else RepairAction.model_validate(action)
+    msg, out, cap = action.message, Outcome(''), self.limits.max_message
+    if len(msg) > cap: msg, out.penalties['truncated'] = msg[:cap], PENALTIES['truncated']
+    t0, before = self.clock(), (self.frame(), list(self.undo_stack))
+    try: cmd, n = parse_command(msg)
+    except ValueError as e: cmd, n, out.error = 'invalid', None, str(e)
+    out.command, out.paid_before = cmd, self.paid
+    self._state.step_count += 1
+    self._state.history.append(msg)
+    self._state.budget_remaining = max(0, self._state.budget_remaining - COSTS.get(cmd, 1))
+    self.since_validate += 1
+    text = f'Error: {out.error}' if out.error else getattr(self, f'_do_{cmd}')(n, out)
+    text += self._time_and_budget(cmd, out, t0, before)
+    out.budget_left_frac = self._state.budget_remaining / self.ep.task.budget
+    return self._observe(text, reward=self.rubric(cmd, out), error=out.error, penalties=out.penalties,
+                         command=cmd)
 
-    def _do_inspect_dataset(self, n, out) -> str:
-        d = self.diagnosis()
-        return (f'{len(self.df)} rows x {len(features(self.df))} features; text columns: {d.text_columns or "none"}; '
-                f'missing: {d.missing or "none"}; duplicates: {d.duplicates}; class counts: {d.counts}.')
+# %% ../../nbs/42_repair.env.ipynb #286783dd
+@patch
+def _time_and_budget(self: RepairEnv, cmd: str, out: Outcome, t0: float, before: tuple[Frame, list]) -> str:
+    "Roll back a step that overran; submit when the episode's time or budget is spent. Returns the text to add."
+    text = ''
+    if self.clock() - t0 > self.limits.step_seconds and cmd != 'submit':
+        frame, undo = before
+        self._use(frame)
+        self.undo_stack = deque(undo, maxlen=self.limits.undo_depth)
+        out.penalties['step_timeout'] = PENALTIES['step_timeout']
+        text += '\nThe step overran its time limit and was rolled back.'
+    if self._state.done: return text
+    if self.clock() - self.started > self.limits.episode_seconds:
+        out.penalties['wall_clock'] = PENALTIES['wall_clock']
+        return text + '\nThe episode ran out of time and was submitted as it stands.\n' + self._do_submit(None, out)
+    if self._state.budget_remaining <= 0:
+        return text + '\nThe budget is spent; the data is submitted as it stands.\n' + self._do_submit(None, out)
+    return text
 
-    def _do_inspect_model(self, n, out) -> str:
-        s = self.clf.score(self.df, self.data_hash()) if self.validated_hash == self.data_hash() else None
-        acc = (f'{s.accuracy:.3f} (per-class recall {s.per_class}; reads {s.columns})' if s else
-               f'{self.current:.3f} at the last validate (validate to score the current data)')
-        return ('Model (fixed): logistic regression on the standardised numeric columns, missing values filled with '
-                f'training medians. Held-out accuracy: {acc}.')
+# %% ../../nbs/42_repair.env.ipynb #657d6c99
+@patch
+def _do_help(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The commands and what each does."
+    return 'Commands:\n' + '\n'.join(f'- {c}: {d}' for c, d in COMMANDS.items())
 
-    def _query(self, name: str, report: Report, out: Outcome) -> str:
-        if self.last_query == name and not self.applied_since_query and not self.recs_stale:
-            out.penalties['repeated_query'] = PENALTIES['repeated_query']
-        self.recs, self.recs_query, self.recs_applied, self.recs_rejected = report.fixes, name, set(), set()
-        self.last_query, self.applied_since_query, self.recs_stale = name, False, False
-        return report.text()
+# %% ../../nbs/42_repair.env.ipynb #f0840858
+@patch
+def _do_inspect_dataset(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "Shape, text columns, missing values, duplicates and class counts of the working copy."
+    d = self.diagnosis()
+    return (f'{len(self.df)} rows x {len(features(self.df))} features; text columns: {d.text_columns or "none"}; '
+            f'missing: {d.missing or "none"}; duplicates: {d.duplicates}; class counts: {d.counts}.')
 
-    def _do_query_cleaner(self, n, out): return self._query('cleaner', cleaner(self.diagnosis()), out)
-    def _do_query_balancer(self, n, out): return self._query('balancer', balancer(self.diagnosis()), out)
-    def _do_query_validator(self, n, out): return self._query('validator', validator(self.diagnosis()), out)
-    def _do_query_analyst(self, n, out): return self._query('analyst', analyst(self.diagnosis()), out)
-    def _do_query_augmenter(self, n, out): return self._query(f'augmenter {n}', augmenter(self.diagnosis(), n), out)
+# %% ../../nbs/42_repair.env.ipynb #99209ee5
+@patch
+def _do_inspect_model(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The fixed model and its held-out accuracy (per-class recall once the current data is validated)."
+    s = self.clf.score(self.df, self.data_hash()) if self.validated_hash == self.data_hash() else None
+    acc = (f'{s.accuracy:.3f} (per-class recall {s.per_class}; reads {s.columns})' if s else
+           f'{self.current:.3f} at the last validate (validate to score the current data)')
+    return ('Model (fixed): logistic regression on the standardised numeric columns, missing values filled '
+            f'with training medians. Held-out accuracy: {acc}.')
 
-    def _pick(self, n: int, out: Outcome) -> Fix | str:
-        "The recommendation `n`, or an error text (with its penalty recorded)."
-        def fail(msg, penalty=None):
-            out.error = msg
-            if penalty: out.penalties[penalty] = PENALTIES[penalty]
-            return f'Error: {msg}'
-        if not self.recs and self.recs_query is None: return fail('no recommendations yet; query a specialist first', 'blind_apply')
-        if self.recs_stale: return fail('these recommendations are stale (the data was undone); query again', 'stale')
-        if not 1 <= n <= len(self.recs): return fail(f'no recommendation {n}; the list has {len(self.recs)}')
-        if n in self.recs_applied: return fail(f'recommendation {n} was already applied', 'duplicate_apply')
-        if n in self.recs_rejected: return fail(f'recommendation {n} was rejected')
-        return self.recs[n - 1]
+# %% ../../nbs/42_repair.env.ipynb #c5a3cf9d
+@patch
+def _query(self: RepairEnv, name: str, report: Report, out: Outcome) -> str:
+    "Make `report`'s fixes the current recommendations; its text is the response."
+    if self.last_query == name and not self.applied_since_query and not self.recs_stale:
+        out.penalties['repeated_query'] = PENALTIES['repeated_query']
+    self.recs, self.recs_query, self.recs_applied, self.recs_rejected = report.fixes, name, set(), set()
+    self.last_query, self.applied_since_query, self.recs_stale = name, False, False
+    return report.text()
 
-    def _do_apply(self, n, out) -> str:
-        fix = self._pick(n, out)
-        if isinstance(fix, str): return fix
-        if len(self.recs_applied) >= self.limits.apply_limit:
-            out.error, out.penalties['apply_limit'] = 'apply limit reached for this query', PENALTIES['apply_limit']
-            return f'Error: at most {self.limits.apply_limit} applies per query; query again.'
-        try: new = apply_fix(self.frame(), fix)
-        except RepairError as e:
-            out.error = str(e)
-            return f'Error: {e}'
-        q0 = self.quality()
-        self.undo_stack.append(self.frame())
-        self._use(new)
-        if self._truth_hash() != self.truth_hash: raise GroundTruthChanged('the held-out or clean data changed')
-        out.first_apply, out.quality_change = not self.recs_applied, self.quality() - q0
-        self.recs_applied.add(n); self.applied_since_query = True
-        out.preserved = self.preserved()
-        text = f'Applied {n}: {fix.text}. Now {len(self.df)} rows; estimated quality {self.quality():.3f}.'
-        if out.preserved < self.limits.min_rows:
-            out.catastrophic = True
-            return text + '\n' + f'Catastrophic loss: only {out.preserved:.0%} of the rows remain.\n' + self._do_submit(None, out)
-        return text
+# %% ../../nbs/42_repair.env.ipynb #a71e5b3c
+@patch
+def _do_query_cleaner(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The cleaner's fixes."
+    return self._query('cleaner', cleaner(self.diagnosis()), out)
 
-    def _do_reject(self, n, out) -> str:
-        fix = self._pick(n, out)
-        if isinstance(fix, str): return fix
-        self.recs_rejected.add(n)
-        return f'Rejected {n}: {fix.text}.'
+# %% ../../nbs/42_repair.env.ipynb #439dfea6
+@patch
+def _do_query_balancer(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The balancer's fixes."
+    return self._query('balancer', balancer(self.diagnosis()), out)
 
-    def _do_undo(self, n, out) -> str:
-        if not self.undo_stack:
-            out.error = 'nothing to undo'
-            return f'Error: nothing to undo (at most {self.limits.undo_depth} levels are kept).'
-        q0 = self.quality()
-        self._use(self.undo_stack.pop())
-        out.quality_change, self.recs_stale = self.quality() - q0, True
-        return f'Undone: {len(self.df)} rows; {len(self.undo_stack)} more undo levels. Recommendations are now stale.'
+# %% ../../nbs/42_repair.env.ipynb #257ff1d8
+@patch
+def _do_query_validator(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The validator's fixes (schema violations, label issues)."
+    return self._query('validator', validator(self.diagnosis()), out)
 
-    def _score(self, out: Outcome) -> float:
-        try: acc = self.clf.score(self.df, self.data_hash()).accuracy
-        except ValueError: acc = 0.0
-        out.accuracy, self.paid, self.current = acc, acc, acc
-        self.validated_hash, self.since_validate = self.data_hash(), 0
-        return acc
+# %% ../../nbs/42_repair.env.ipynb #20426f5f
+@patch
+def _do_query_analyst(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The analyst's ranked plan."
+    return self._query('analyst', analyst(self.diagnosis()), out)
 
-    def _do_validate(self, n, out) -> str:
-        if self.since_validate <= self.limits.validate_gap:
-            out.error, out.penalties['redundant_validate'] = 'validate cooldown', PENALTIES['redundant_validate']
-            return f'Error: validate needs {self.limits.validate_gap} other actions since the last one.'
-        acc = self._score(out)
-        return f'Validated: held-out accuracy {acc:.3f} (baseline {self.baseline:.3f}, target {self.target:.3f}).'
+# %% ../../nbs/42_repair.env.ipynb #7ea1be05
+@patch
+def _do_query_augmenter(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "The augmenter's fixes for class `n` (default: the smallest class)."
+    return self._query(f'augmenter {n}', augmenter(self.diagnosis(), n), out)
 
-    def _do_submit(self, n, out) -> str:
-        out.validated_final = self.validated_hash == self.data_hash()
-        acc = self._score(out)
-        out.submitted, out.hit_target, out.preserved = True, acc >= self.target - 1e-9, self.preserved()
-        s = self._state
-        s.done, s.submitted, s.final_accuracy, s.success = True, True, acc, out.hit_target
-        return (f'Submitted: held-out accuracy {acc:.3f} vs target {self.target:.3f} — '
-                f'{"target hit" if out.hit_target else "target missed"}.')
+# %% ../../nbs/42_repair.env.ipynb #06d21702
+@patch
+def _pick(self: RepairEnv, n: int, out: Outcome) -> Fix | str:
+    "The recommendation `n`, or an error text (with its penalty recorded)."
+    def fail(msg, penalty=None):
+        out.error = msg
+        if penalty: out.penalties[penalty] = PENALTIES[penalty]
+        return f'Error: {msg}'
+    if not self.recs and self.recs_query is None:
+        return fail('no recommendations yet; query a specialist first', 'blind_apply')
+    if self.recs_stale: return fail('these recommendations are stale (the data was undone); query again', 'stale')
+    if not 1 <= n <= len(self.recs): return fail(f'no recommendation {n}; the list has {len(self.recs)}')
+    if n in self.recs_applied: return fail(f'recommendation {n} was already applied', 'duplicate_apply')
+    if n in self.recs_rejected: return fail(f'recommendation {n} was rejected')
+    return self.recs[n - 1]
+
+# %% ../../nbs/42_repair.env.ipynb #3b44897c
+@patch
+def _truth_hash(self: RepairEnv) -> str:
+    "The held-out and clean rows' hash now (compared with the one recorded at reset)."
+    return truth_hash(self.ep)
+
+@patch
+def _do_apply(self: RepairEnv, n: int, out: Outcome) -> str:
+    "Apply recommendation `n` to the working copy."
+    fix = self._pick(n, out)
+    if isinstance(fix, str): return fix
+    if len(self.recs_applied) >= self.limits.apply_limit:
+        out.error, out.penalties['apply_limit'] = 'apply limit reached for this query', PENALTIES['apply_limit']
+        return f'Error: at most {self.limits.apply_limit} applies per query; query again.'
+    try: new = apply_fix(self.frame(), fix)
+    except RepairError as e:
+        out.error = str(e)
+        return f'Error: {e}'
+    q0 = self.quality()
+    self.undo_stack.append(self.frame())
+    self._use(new)
+    if self._truth_hash() != self.truth_hash: raise GroundTruthChanged('the held-out or clean data changed')
+    out.first_apply, out.quality_change = not self.recs_applied, self.quality() - q0
+    self.recs_applied.add(n); self.applied_since_query = True
+    out.preserved = self.preserved()
+    text = f'Applied {n}: {fix.text}. Now {len(self.df)} rows; estimated quality {self.quality():.3f}.'
+    if out.preserved < self.limits.min_rows:
+        out.catastrophic = True
+        lost = f'Catastrophic loss: only {out.preserved:.0%} of the rows remain.\n'
+        return text + '\n' + lost + self._do_submit(None, out)
+    return text
+
+# %% ../../nbs/42_repair.env.ipynb #609f13e4
+@patch
+def _do_reject(self: RepairEnv, n: int, out: Outcome) -> str:
+    "Reject recommendation `n`."
+    fix = self._pick(n, out)
+    if isinstance(fix, str): return fix
+    self.recs_rejected.add(n)
+    return f'Rejected {n}: {fix.text}.'
+
+# %% ../../nbs/42_repair.env.ipynb #e5058fa1
+@patch
+def _do_undo(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "Revert the last apply; the recommendations go stale."
+    if not self.undo_stack:
+        out.error = 'nothing to undo'
+        return f'Error: nothing to undo (at most {self.limits.undo_depth} levels are kept).'
+    q0 = self.quality()
+    self._use(self.undo_stack.pop())
+    out.quality_change, self.recs_stale = self.quality() - q0, True
+    return (f'Undone: {len(self.df)} rows; {len(self.undo_stack)} more undo levels. '
+            'Recommendations are now stale.')
+
+# %% ../../nbs/42_repair.env.ipynb #6813da22
+@patch
+def _score(self: RepairEnv, out: Outcome) -> float:
+    "Held-out accuracy of the fixed model retrained on the working copy; it becomes the accuracy paid for."
+    try: acc = self.clf.score(self.df, self.data_hash()).accuracy
+    except ValueError: acc = 0.0
+    out.accuracy, self.paid, self.current = acc, acc, acc
+    self.validated_hash, self.since_validate = self.data_hash(), 0
+    return acc
+
+@patch
+def _do_validate(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "Retrain and score on the held-out rows (after a cooldown)."
+    if self.since_validate <= self.limits.validate_gap:
+        out.error, out.penalties['redundant_validate'] = 'validate cooldown', PENALTIES['redundant_validate']
+        return f'Error: validate needs {self.limits.validate_gap} other actions since the last one.'
+    acc = self._score(out)
+    return (f'Validated: held-out accuracy {acc:.3f} (baseline {self.baseline:.3f}, '
+            f'target {self.target:.3f}).')
+
+# %% ../../nbs/42_repair.env.ipynb #432860c4
+@patch
+def _do_submit(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "Score the working copy and end the episode."
+    out.validated_final = self.validated_hash == self.data_hash()
+    acc = self._score(out)
+    out.submitted, out.hit_target, out.preserved = True, acc >= self.target - 1e-9, self.preserved()
+    s = self._state
+    s.done, s.submitted, s.final_accuracy, s.success = True, True, acc, out.hit_target
+    return (f'Submitted: held-out accuracy {acc:.3f} vs target {self.target:.3f} — '
+            f'{"target hit" if out.hit_target else "target missed"}.')

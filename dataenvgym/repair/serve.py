@@ -16,8 +16,8 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from .env import RepairEnv, RepairObservation
 
 # %% auto #0
-__all__ = ['app', 'RepairCommand', 'RepairWireObservation', 'RepairWireState', 'to_wire', 'RepairServerEnv', 'make_app', 'main',
-           'RepairClient']
+__all__ = ['RepairCommand', 'RepairWireObservation', 'RepairWireState', 'to_wire', 'RepairServerEnv', 'make_app', 'default_app',
+           'main', 'RepairClient']
 
 # %% ../../nbs/45_repair.serve.ipynb #ea66976b
 class RepairCommand(Action):
@@ -25,7 +25,7 @@ class RepairCommand(Action):
     message: str
 
 class RepairWireObservation(RepairObservation, Observation):
-    "What the agent sees after a step: `RepairObservation`'s fields on OpenEnv's `Observation` (the wire form)."
+    "What the agent sees after a step: `RepairObservation`'s fields on OpenEnv's `Observation`."
 
 class RepairWireState(State):
     "The episode's bookkeeping (the wire form of `RepairState`; OpenEnv's `State` allows the extra fields)."
@@ -48,7 +48,8 @@ class RepairServerEnv(Environment[RepairCommand, RepairWireObservation, RepairWi
         "Start an episode of `task` (default: the session's) with `seed` (default 0)."
         return to_wire(self.env.reset(seed=0 if seed is None else int(seed), task=task))
 
-    def step(self, action: RepairCommand, timeout_s: Optional[float] = None, **kwargs: Any) -> RepairWireObservation:
+    def step(self, action: RepairCommand, timeout_s: Optional[float] = None,
+             **kwargs: Any) -> RepairWireObservation:
         "Run one command."
         return to_wire(self.env.step(action.message))
 
@@ -57,31 +58,41 @@ class RepairServerEnv(Environment[RepairCommand, RepairWireObservation, RepairWi
         return RepairWireState(**self.env.state.model_dump())
 
     def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name='dataenvgym_repair', version='0.1.0',
-                                   description='Repair a corrupted table with text commands so a fixed model scores higher on held-out rows.')
+        return EnvironmentMetadata(name='dataenvgym_repair', version='0.1.0', description=(
+            'Repair a corrupted table with text commands so a fixed model scores higher on held-out rows.'))
 
 # %% ../../nbs/45_repair.serve.ipynb #e752c6a4
 def make_app(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16):
     "The OpenEnv FastAPI app serving `RepairServerEnv(task)` sessions."
-    return create_app(lambda: RepairServerEnv(task), RepairCommand, RepairWireObservation, env_name='dataenvgym_repair',
-                      max_concurrent_envs=max_concurrent_envs, state_cls=RepairWireState)
+    return create_app(lambda: RepairServerEnv(task), RepairCommand, RepairWireObservation,
+                      env_name='dataenvgym_repair', max_concurrent_envs=max_concurrent_envs,
+                      state_cls=RepairWireState)
 
-app = make_app(os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'),
-               int(os.environ.get('MAX_CONCURRENT_ENVS', '16')))
+def default_app():
+    "The app the environment variables `DATAENVGYM_REPAIR_TASK` and `MAX_CONCURRENT_ENVS` describe."
+    return make_app(os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'),
+                    int(os.environ.get('MAX_CONCURRENT_ENVS', '16')))
+
+def __getattr__(name: str):
+    "The module attribute `app`: `default_app()`, built on first access (`uvicorn dataenvgym.repair.serve:app`)."
+    if name != 'app': raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    globals()['app'] = app = default_app()
+    return app
 
 def main(host: str = '127.0.0.1', port: int = 8000):
-    "Serve `app` with uvicorn."
+    "Serve `default_app()` with uvicorn."
     import uvicorn
-    uvicorn.run(app, host=host, port=port)
+    uvicorn.run(default_app(), host=host, port=port)
 
 # %% ../../nbs/45_repair.serve.ipynb #deeb81ac
 class RepairClient(EnvClient[RepairCommand, RepairWireObservation, RepairWireState]):
-    "A typed WebSocket client for the repair server: `reset(seed=..., task=...)`, `step(RepairCommand(...))`, `state()`."
+    "A typed WebSocket client for the repair server: `reset(seed=..., task=...)`, `step(RepairCommand(...))`."
     def _step_payload(self, action: RepairCommand) -> dict[str, Any]:
         return action.model_dump()
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[RepairWireObservation]:
-        obs = RepairWireObservation(**payload['observation'], reward=payload.get('reward'), done=payload.get('done', False))
+        obs = RepairWireObservation(**payload['observation'], reward=payload.get('reward'),
+                                    done=payload.get('done', False))
         return StepResult(observation=obs, reward=obs.reward, done=obs.done, metadata=obs.metadata)
 
     def _parse_state(self, payload: dict[str, Any]) -> RepairWireState:

@@ -20,7 +20,8 @@ from sklearn.ensemble import IsolationForest
 from sklearn.experimental import enable_iterative_imputer  # noqa: F401
 from sklearn.impute import IterativeImputer, KNNImputer, SimpleImputer
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from .tasks import Frame, make_episode, make_model, matrix, model_matrix, nan_quantile, replace_columns
+from .tasks import (Classifier, Frame, make_episode, make_model, matrix, model_matrix, nan_quantile,
+                                     replace_columns)
 
 # %% auto #0
 __all__ = ['IMPUTERS', 'OPS', 'PRIORITY', 'RepairError', 'Fix', 'features', 'op_coerce_numeric', 'row_groups', 'duplicated',
@@ -30,7 +31,7 @@ __all__ = ['IMPUTERS', 'OPS', 'PRIORITY', 'RepairError', 'Fix', 'features', 'op_
            'schema_failures', 'memo_failures', 'Report', 'data_facts', 'feature_shape', 'Diagnosis', 'cleaner',
            'balancer', 'augmenter', 'validator', 'analyst', 'reference_plan', 'reference_repair']
 
-# %% ../../nbs/41_repair.specialists.ipynb #a10066f4
+# %% ../../nbs/41_repair.specialists.ipynb #835752d7
 class RepairError(ValueError):
     "A fix that cannot run on the data as it is (the message says what to do first)."
 
@@ -45,6 +46,7 @@ class Fix:
     def key(self) -> tuple: return (self.op, self.args)
     def line(self, i: int) -> str: return f'{i}. {self.text} — expected: {self.effect}'
 
+# %% ../../nbs/41_repair.specialists.ipynb #124d4436
 def features(df: pd.DataFrame) -> list[str]:
     "Every column but the label."
     return [c for c in df.columns if c != 'label']
@@ -56,18 +58,21 @@ def _numeric_only(df: pd.DataFrame, what: str) -> list[str]:
 
 def _complete(df: pd.DataFrame, what: str) -> list[str]:
     cols = _numeric_only(df, what)
-    if np.isnan(matrix(df, cols)).any(): raise RepairError(f'{what} needs complete rows; impute missing values first')
+    if np.isnan(matrix(df, cols)).any():
+        raise RepairError(f'{what} needs complete rows; impute missing values first')
     return cols
 
-# %% ../../nbs/41_repair.specialists.ipynb #c7b0d534
+# %% ../../nbs/41_repair.specialists.ipynb #929f6a8e
 def op_coerce_numeric(df, column):
     "Parse a text column as numbers; what does not parse becomes missing."
     return df.assign(**{column: pd.to_numeric(df[column], errors='coerce')})
 
+# %% ../../nbs/41_repair.specialists.ipynb #19ce48d6
 def row_groups(df: pd.DataFrame | list[np.ndarray]) -> np.ndarray:
-    "A group number per row (of a frame, or of its columns' arrays), the same for identical rows (missing equals missing)."
+    "A group number per row (of a frame, or of its columns' arrays), the same for identical rows (missing too)."
     cols = [df[c].to_numpy() for c in df.columns] if isinstance(df, pd.DataFrame) else df
-    M = np.column_stack([v.astype(float) if v.dtype.kind in 'biuf' else pd.factorize(v, use_na_sentinel=False)[0] for v in cols])
+    M = np.column_stack([v.astype(float) if v.dtype.kind in 'biuf' else pd.factorize(v, use_na_sentinel=False)[0]
+                         for v in cols])
     nan = np.isnan(M)
     M = np.ascontiguousarray(np.column_stack([np.where(nan, 0.0, M) + 0.0, nan]))  # + 0.0 turns -0.0 into 0.0
     return np.unique(M.view(np.dtype((np.void, M.shape[1] * M.itemsize))).ravel(), return_inverse=True)[1]
@@ -82,6 +87,7 @@ def op_drop_duplicates(df):
     "Keep the first of each group of identical rows."
     return df[~duplicated(df)]
 
+# %% ../../nbs/41_repair.specialists.ipynb #89df8518
 IMPUTERS = {'median': lambda: SimpleImputer(strategy='median', keep_empty_features=True),
             'knn': lambda: KNNImputer(n_neighbors=5, keep_empty_features=True),
             'iterative': lambda: IterativeImputer(max_iter=10, random_state=0, keep_empty_features=True)}
@@ -98,6 +104,7 @@ def op_drop_missing_rows(df):
     "Drop every row with a missing value."
     return df.dropna()
 
+# %% ../../nbs/41_repair.specialists.ipynb #c6e9af39
 def iqr_fences(X: np.ndarray, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
     "Tukey fences `k` inter-quartile ranges beyond the quartiles of each column (missing values ignored)."
     q1, q3 = nan_quantile(X, 0.25), nan_quantile(X, 0.75)
@@ -119,12 +126,14 @@ def op_drop_outliers(df):
     "Drop the rows an IsolationForest flags."
     return df[~isolation_outliers(df)]
 
+# %% ../../nbs/41_repair.specialists.ipynb #4c623f11
 def op_fix_logic(df):
     "Swap `low` and `high` where `low > high`."
     low, high = df.low.to_numpy(), df.high.to_numpy()
     bad = low > high
     return df.assign(low=np.where(bad, high, low), high=np.where(bad, low, high))
 
+# %% ../../nbs/41_repair.specialists.ipynb #9027133e
 def out_of_fold_probs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     "The classes and their out-of-fold probabilities from the task's model (3 stratified folds, seed 0)."
     cols = _complete(df, 'label checking')
@@ -152,12 +161,14 @@ def op_drop_label_issues(df):
     "Drop rows with a label issue."
     return df[~label_issues(df)[0]]
 
+# %% ../../nbs/41_repair.specialists.ipynb #473dcbf2
 def _resample(df, sampler):
     cols = _complete(df, 'resampling')
     X, y = sampler.fit_resample(matrix(df, cols), df.label.to_numpy().astype(int))
     kept = getattr(sampler, 'sample_indices_', None)
     n_old = len(df) if kept is None else len(kept)
-    ids = np.r_[df.index if kept is None else df.index[kept[:n_old]], np.arange(len(X) - n_old) + df.index.max() + 1]
+    old = df.index if kept is None else df.index[kept[:n_old]]
+    ids = np.r_[old, np.arange(len(X) - n_old) + df.index.max() + 1]
     data = {**dict(zip(cols, X.T)), 'label': y}
     return pd.DataFrame({c: data[c] for c in df.columns}, index=ids)
 
@@ -171,18 +182,19 @@ def op_smote(df, cls=None):
 
 def op_oversample(df, cls=None):
     "Repeat random rows up to the majority count (every minority class, or just `cls`)."
-    out = _resample(df, RandomOverSampler(sampling_strategy=_strategy(df, cls), random_state=0))
-    return out
+    return _resample(df, RandomOverSampler(sampling_strategy=_strategy(df, cls), random_state=0))
 
 def op_undersample(df):
     "Drop random rows down to the minority count."
     return _resample(df, RandomUnderSampler(random_state=0))
 
+# %% ../../nbs/41_repair.specialists.ipynb #bcd38f4b
 OPS: dict[str, Callable[..., pd.DataFrame]] = {
     'coerce_numeric': op_coerce_numeric, 'drop_duplicates': op_drop_duplicates, 'impute': op_impute,
-    'drop_missing_rows': op_drop_missing_rows, 'clip_outliers': op_clip_outliers, 'drop_outliers': op_drop_outliers,
-    'fix_logic': op_fix_logic, 'relabel': op_relabel, 'drop_label_issues': op_drop_label_issues,
-    'smote': op_smote, 'oversample': op_oversample, 'undersample': op_undersample}
+    'drop_missing_rows': op_drop_missing_rows, 'clip_outliers': op_clip_outliers,
+    'drop_outliers': op_drop_outliers, 'fix_logic': op_fix_logic, 'relabel': op_relabel,
+    'drop_label_issues': op_drop_label_issues, 'smote': op_smote, 'oversample': op_oversample,
+    'undersample': op_undersample}
 
 @lru_cache(maxsize=2048)  # ~12 distinct fixes per episode × the 128 calibrations `calibrate` keeps
 def _run_fix(frame: Frame, key: tuple) -> Frame | RepairError:
@@ -192,18 +204,19 @@ def _run_fix(frame: Frame, key: tuple) -> Frame | RepairError:
     except (ValueError, KeyError, IndexError) as e: return RepairError(f'{op} failed on this data: {e}')
 
 def apply_fix(df: pd.DataFrame | Frame, fix: Fix | tuple) -> pd.DataFrame | Frame:
-    "Run `fix` (or an `(op, args)` key) on `df` (a frame, or a `Frame` for a `Frame`); one that cannot run raises `RepairError`."
+    "Run `fix` (or an `(op, args)` key) on `df` (a `Frame` for a `Frame`); one that cannot run raises `RepairError`."
     out = _run_fix(df if isinstance(df, Frame) else Frame(df), fix.key if isinstance(fix, Fix) else fix)
     if isinstance(out, RepairError): raise RepairError(str(out))
     return out if isinstance(df, Frame) else out.df
 
-# %% ../../nbs/41_repair.specialists.ipynb #298c3bcb
+# %% ../../nbs/41_repair.specialists.ipynb #62456623
 def make_schema(clean: pd.DataFrame) -> pa.DataFrameSchema:
     "A pandera schema for the task: float features within plausible ranges, known labels, `low <= high`."
     cols = {}
     for c in features(clean):
         lo, hi = clean[c].min(), clean[c].max()
-        cols[c] = pa.Column(float, pa.Check.in_range(round(lo - (hi - lo) / 2, 2), round(hi + (hi - lo) / 2, 2)), nullable=True)
+        in_range = pa.Check.in_range(round(lo - (hi - lo) / 2, 2), round(hi + (hi - lo) / 2, 2))
+        cols[c] = pa.Column(float, in_range, nullable=True)
     cols['label'] = pa.Column(int, pa.Check.isin(sorted(map(int, clean.label.unique()))))
     return pa.DataFrameSchema(cols, checks=[pa.Check(lambda d: ~(d.low > d.high), name='low <= high')],
                               metadata={'built_from': Frame(clean).key})
@@ -218,10 +231,12 @@ def schema_failures(df: pd.DataFrame, schema: pa.DataFrameSchema) -> pd.DataFram
         return fc.groupby(['column', 'check'], sort=True)['index'].nunique().rename('cases').reset_index()
     return pd.DataFrame(columns=['column', 'check', 'cases'])
 
+# %% ../../nbs/41_repair.specialists.ipynb #284ea843
 class _Keyed:
     "A schema hashed by the content key of the clean data it was built from (so checks against it can be memoised)."
     __slots__ = ('schema', 'key')
-    def __init__(self, schema: pa.DataFrameSchema): self.schema, self.key = schema, (schema.metadata or {}).get('built_from')
+    def __init__(self, schema: pa.DataFrameSchema):
+        self.schema, self.key = schema, (schema.metadata or {}).get('built_from')
     def __hash__(self) -> int: return hash(self.key)
     def __eq__(self, other) -> bool: return isinstance(other, _Keyed) and self.key is not None and other.key == self.key
 
@@ -233,7 +248,7 @@ def memo_failures(frame: Frame, schema: pa.DataFrameSchema) -> pd.DataFrame:
     keyed = _Keyed(schema)
     return _failures(frame, keyed) if keyed.key else schema_failures(frame.df, schema)
 
-# %% ../../nbs/41_repair.specialists.ipynb #becf2a5a
+# %% ../../nbs/41_repair.specialists.ipynb #d588ce60
 @dataclass
 class Report:
     "A specialist's answer: a title, findings and numbered fixes."
@@ -245,6 +260,7 @@ class Report:
         lines += [f.line(i) for i, f in enumerate(self.fixes, 1)] or ['No fixes to recommend.']
         return '\n'.join(lines)
 
+# %% ../../nbs/41_repair.specialists.ipynb #cadb2f23
 @lru_cache(maxsize=2048)
 def data_facts(frame: Frame) -> dict[str, Any]:
     "Schema-free findings about a frame, computed with vectorised numpy/pandas and memoised by content."
@@ -258,9 +274,10 @@ def data_facts(frame: Frame) -> dict[str, Any]:
     classes, counts = np.unique(raw['label'], return_counts=True)
     lo, hi = iqr_fences(X)
     groups = row_groups(list(raw.values()))
+    rows_missing = int(np.logical_or.reduce([holes[c] for c in feats]).sum()) if feats else 0
     return dict(text_columns=text, missing={c: int(holes[c].sum()) for c in feats if holes[c].any()},
-                rows_missing=int(np.logical_or.reduce([holes[c] for c in feats]).sum()) if feats else 0,
-                duplicates=len(groups) - len(np.unique(groups)), counts={int(k): int(v) for k, v in zip(classes, counts)},
+                rows_missing=rows_missing, duplicates=len(groups) - len(np.unique(groups)),
+                counts={int(k): int(v) for k, v in zip(classes, counts)},
                 unparseable={c: int((np.isnan(parsed[c]) & ~holes[c]).sum()) for c in text},
                 outliers=int(((X < lo) | (X > hi)).sum()),
                 logic_errors=int((parsed['low'] > parsed['high']).sum()))
@@ -275,6 +292,7 @@ def feature_shape(frame: Frame) -> tuple[float, float]:
         corr = num.corr().abs().to_numpy()
         return float(np.nanmax(np.where(np.eye(len(corr), dtype=bool), 0, corr))), float(num.skew().abs().max())
 
+# %% ../../nbs/41_repair.specialists.ipynb #bed3dce8
 class Diagnosis:
     "Findings about one version of the data: the schema-free facts (memoised by content) and, lazily, the schema's."
     def __init__(self, df: pd.DataFrame | Frame, schema: pa.DataFrameSchema | Callable[[], pa.DataFrameSchema]):
@@ -290,7 +308,7 @@ class Diagnosis:
         "The schema's failed checks (`schema` may be a function that builds it, called only here)."
         return memo_failures(self.frame, self.schema if isinstance(self.schema, pa.DataFrameSchema) else self.schema())
 
-# %% ../../nbs/41_repair.specialists.ipynb #3fa28b40
+# %% ../../nbs/41_repair.specialists.ipynb #86d3212c
 def cleaner(d: Diagnosis) -> Report:
     "Type errors, duplicates, missing values and outliers, with scikit-learn fixes."
     fixes, found = [], []
@@ -308,28 +326,31 @@ def cleaner(d: Diagnosis) -> Report:
         order = ['knn', 'iterative', 'median'] if strong > 0.5 else ['median', 'knn', 'iterative']
         found.append(f'- strongest feature correlation {strong:.2f}; skew {skew:.2f}.')
         for s in order:
-            fixes.append(Fix('impute', (('strategy', s),), f'impute missing values ({s})',
-                             'fills them from correlated neighbours' if s != 'median' else 'fills with column medians'))
+            effect = 'fills them from correlated neighbours' if s != 'median' else 'fills with column medians'
+            fixes.append(Fix('impute', (('strategy', s),), f'impute missing values ({s})', effect))
         fixes.append(Fix('drop_missing_rows', (), 'drop rows with missing values',
                          f'loses {d.facts["rows_missing"]} rows'))
     n_out = d.outlier_cells()
     if n_out:
         found.append(f'- {n_out} values beyond the 3-IQR fences.')
         fixes.append(Fix('clip_outliers', (), 'clip values to the IQR fences', f'bounds {n_out} extreme values'))
-        fixes.append(Fix('drop_outliers', (), 'drop rows an IsolationForest flags', 'removes anomalous rows (loses rows)'))
+        fixes.append(Fix('drop_outliers', (), 'drop rows an IsolationForest flags',
+                         'removes anomalous rows (loses rows)'))
     return Report('cleaner', found or ['- no type errors, duplicates, missing values or outliers.'], fixes)
 
-# %% ../../nbs/41_repair.specialists.ipynb #a741e660
+# %% ../../nbs/41_repair.specialists.ipynb #2505d5a6
 def balancer(d: Diagnosis) -> Report:
     "Class counts and imbalanced-learn resampling fixes."
     ratio = d.imbalance()
     found = [f'- class counts {d.counts}; majority/minority ratio {ratio:.1f}.']
     if ratio < 1.5: return Report('balancer', found + ['- classes are balanced enough.'])
     n = max(d.counts.values()) * len(d.counts) - sum(d.counts.values())
+    dropped = sum(d.counts.values()) - min(d.counts.values()) * len(d.counts)
     return Report('balancer', found, [
-        Fix('smote', (), 'SMOTE every minority class up to the majority', f'adds {n} synthetic rows; evens the class prior'),
+        Fix('smote', (), 'SMOTE every minority class up to the majority',
+            f'adds {n} synthetic rows; evens the class prior'),
         Fix('oversample', (), 'randomly repeat minority rows', f'adds {n} repeated rows; evens the class prior'),
-        Fix('undersample', (), 'randomly drop majority rows', f'drops {sum(d.counts.values()) - min(d.counts.values()) * len(d.counts)} rows')])
+        Fix('undersample', (), 'randomly drop majority rows', f'drops {dropped} rows')])
 
 def augmenter(d: Diagnosis, cls: int | None = None) -> Report:
     "Synthetic rows for one class (the smallest by default)."
@@ -339,26 +360,29 @@ def augmenter(d: Diagnosis, cls: int | None = None) -> Report:
     found = [f'- class {cls} has {d.counts[cls]} rows; the largest has {max(d.counts.values())}.']
     if not n: return Report('augmenter', found + [f'- class {cls} is already the largest.'])
     return Report('augmenter', found, [
-        Fix('smote', (('cls', cls),), f'SMOTE {n} synthetic rows of class {cls}', f'class {cls} reaches the majority count'),
+        Fix('smote', (('cls', cls),), f'SMOTE {n} synthetic rows of class {cls}',
+            f'class {cls} reaches the majority count'),
         Fix('oversample', (('cls', cls),), f'repeat {n} rows of class {cls}', f'class {cls} reaches the majority count')])
 
-# %% ../../nbs/41_repair.specialists.ipynb #613ac0a8
+# %% ../../nbs/41_repair.specialists.ipynb #4cb21e80
 def validator(d: Diagnosis) -> Report:
     "Schema violations (pandera) and label issues (cleanlab)."
     fails, fixes = d.failures(), []
-    found = [f'- {r.column}: {r.check} fails for {r.cases} values.' for r in fails.itertuples()] or ['- the schema holds.']
+    found = [f'- {r.column}: {r.check} fails for {r.cases} values.' for r in fails.itertuples()]
+    found = found or ['- the schema holds.']
     if (fails.check == 'low <= high').any():
         fixes.append(Fix('fix_logic', (), 'swap low and high where low > high', 'restores the cross-column rule'))
     try:
         issues = int(label_issues(d.df)[0].sum())
         found.append(f'- cleanlab flags {issues} rows whose label disagrees with the out-of-fold model.')
         if issues:
-            fixes.append(Fix('relabel', (), f'relabel {issues} flagged rows with the predicted class', 'corrects noisy labels, keeps rows'))
+            fixes.append(Fix('relabel', (), f'relabel {issues} flagged rows with the predicted class',
+                             'corrects noisy labels, keeps rows'))
             fixes.append(Fix('drop_label_issues', (), f'drop {issues} flagged rows', 'removes noisy labels (loses rows)'))
     except RepairError as e: found.append(f'- label check skipped: {e}.')
     return Report('validator', found, fixes)
 
-# %% ../../nbs/41_repair.specialists.ipynb #65378ed1
+# %% ../../nbs/41_repair.specialists.ipynb #95c588c3
 PRIORITY = ['coerce_numeric', 'fix_logic', 'drop_duplicates', 'clip_outliers', 'impute', 'relabel', 'smote']
 
 def analyst(d: Diagnosis) -> Report:
@@ -369,7 +393,8 @@ def analyst(d: Diagnosis) -> Report:
         if f.op in PRIORITY and (f.op not in seen or f.op == 'coerce_numeric'):
             firsts.append(f); seen.add(f.op)
     firsts.sort(key=lambda f: PRIORITY.index(f.op))
-    return Report('analyst', [f'- {len(fixes)} candidate fixes from the cleaner, validator and balancer; ranked plan:'], firsts)
+    title = f'- {len(fixes)} candidate fixes from the cleaner, validator and balancer; ranked plan:'
+    return Report('analyst', [title], firsts)
 
 # %% ../../nbs/41_repair.specialists.ipynb #fd2dfb37
 def reference_plan(record: dict[str, Any]) -> list[tuple]:

@@ -10,6 +10,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any
+from fastcore.basics import patch
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -23,11 +24,11 @@ __all__ = ['CORRUPTIONS', 'TASKS', 'CORRUPTORS', 'LOGISTIC', 'TaskConfig', 'get_
            'corrupt_logic', 'corrupt_outliers', 'corrupt_missing', 'corrupt_types', 'corrupt', 'content_hash', 'Frame',
            'make_model', 'nan_quantile', 'model_matrix', 'Score', 'Classifier', 'EpisodeData', 'make_episode']
 
-# %% ../../nbs/40_repair.tasks.ipynb #6508fb90
+# %% ../../nbs/40_repair.tasks.ipynb #802e4a99
 CORRUPTIONS = ('imbalance', 'label_noise', 'logic', 'outliers', 'missing', 'types', 'duplicates')
 
 class TaskConfig(BaseModel):
-    "One repair task: sizes, corruption strengths (injected in `CORRUPTIONS` order) and the agent's step budget."
+    "One repair task: sizes, corruption strengths (injected in `CORRUPTIONS` order) and the step budget."
     model_config = ConfigDict(frozen=True, extra='forbid')
     name: str
     n_rows: int
@@ -40,13 +41,15 @@ class TaskConfig(BaseModel):
     min_gain: float = 0.03
     separation: float = 2.5
 
+# %% ../../nbs/40_repair.tasks.ipynb #467c787b
 TASKS: dict[str, TaskConfig] = {t.name: t for t in [
     TaskConfig(name='task_0_tutorial', n_rows=100, n_features=6, n_classes=2, budget=30, target_frac=1.0,
                corruptions={'missing': 0.25, 'types': 0.1}),
     TaskConfig(name='task_1_easy', n_rows=200, n_features=8, n_classes=3, budget=25,
                corruptions={'imbalance': 0.2, 'missing': 0.25, 'types': 0.1}),
     TaskConfig(name='task_2_medium', n_rows=500, n_features=10, n_classes=3, budget=40,
-               corruptions={'imbalance': 0.2, 'duplicates': 0.2, 'missing': 0.25, 'types': 0.1, 'label_noise': 0.2}),
+               corruptions={'imbalance': 0.2, 'duplicates': 0.2, 'missing': 0.25, 'types': 0.1,
+                            'label_noise': 0.2}),
     TaskConfig(name='task_3_hard', n_rows=900, n_features=12, n_classes=4, budget=60, target_frac=0.6,
                corruptions={'imbalance': 0.2, 'label_noise': 0.25, 'duplicates': 0.2, 'logic': 0.15,
                             'outliers': 0.05, 'missing': 0.3, 'types': 0.1})]}
@@ -69,7 +72,7 @@ def class_centroids(k: int, n_latent: int, rng: np.random.Generator) -> np.ndarr
         if (c.std(0) > 0).all(): return c.astype(float)
 
 def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    "Clean `(train, test)` frames for `cfg`: balanced classes, correlated informative features, no shared row."
+    "Clean `(train, test)` frames for `cfg`: balanced classes, correlated informative features, no row shared."
     rng = np.random.default_rng([seed, 7])
     n, d, k = cfg.n_rows + cfg.n_test, cfg.n_features, cfg.n_classes
     n_latent = (d - 2) // 2
@@ -85,19 +88,21 @@ def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     split = lambda rows: pd.DataFrame({**dict(zip(feature_names(d), x[rows].T)), 'label': y[rows]})
     return split(order[:cfg.n_rows]), split(order[cfg.n_rows:])
 
-# %% ../../nbs/40_repair.tasks.ipynb #88a86e12
+# %% ../../nbs/40_repair.tasks.ipynb #c67eb203
 def _informative(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith('f')]
 
 def matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     "`df[columns]` as a float matrix, read column by column (several times faster than selecting a sub-frame)."
-    return np.column_stack([df[c].to_numpy(dtype=float) for c in columns]) if columns else np.zeros((len(df), 0))
+    if not columns: return np.zeros((len(df), 0))
+    return np.column_stack([df[c].to_numpy(dtype=float) for c in columns])
 
 def replace_columns(df: pd.DataFrame, columns: list[str], values: np.ndarray) -> pd.DataFrame:
     "A new frame: `df` with `columns` replaced by the columns of `values` (one construction, unlike `assign`)."
     new = dict(zip(columns, values.T))
     return pd.DataFrame({c: new[c] if c in new else df[c] for c in df.columns}, index=df.index)
 
+# %% ../../nbs/40_repair.tasks.ipynb #d14a38f1
 def corrupt_imbalance(df, strength, rng):
     "Keep only `strength` of the rows of one class."
     cls = int(rng.integers(df.label.nunique()))
@@ -127,6 +132,7 @@ def corrupt_logic(df, strength, rng):
     low[pos], high[pos] = high[pos], low[pos]
     return df.assign(low=low, high=high), {'rows': len(pos)}
 
+# %% ../../nbs/40_repair.tasks.ipynb #c92e7d0c
 def corrupt_outliers(df, strength, rng):
     "Multiply one informative value by 20 in `strength` of the rows."
     pos = rng.choice(len(df), int(len(df) * strength), replace=False)
@@ -144,7 +150,8 @@ def corrupt_missing(df, strength, rng):
     for c in mnar:
         col = vals[:, feats.index(c)]
         col[(col > np.nanquantile(col, 1 - strength)) & (rng.random(len(col)) < 0.8)] = np.nan
-    return replace_columns(df, feats, vals), {'cells': int(np.isnan(vals).sum()), 'value_dependent': sorted(mnar)}
+    info = {'cells': int(np.isnan(vals).sum()), 'value_dependent': sorted(mnar)}
+    return replace_columns(df, feats, vals), info
 
 def corrupt_types(df, strength, rng):
     "Turn both twins of one latent factor into text; `strength` of their cells become unparseable."
@@ -158,8 +165,9 @@ def corrupt_types(df, strength, rng):
         text[c] = pd.Series(t, index=df.index, dtype=object)
     return df.assign(**text), {'columns': cols}
 
-CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise, 'duplicates': corrupt_duplicates,
-              'logic': corrupt_logic, 'outliers': corrupt_outliers, 'missing': corrupt_missing, 'types': corrupt_types}
+CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise,
+              'duplicates': corrupt_duplicates, 'logic': corrupt_logic, 'outliers': corrupt_outliers,
+              'missing': corrupt_missing, 'types': corrupt_types}
 
 # %% ../../nbs/40_repair.tasks.ipynb #63873769
 def corrupt(df: pd.DataFrame, corruptions: dict[str, float], seed: int) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -197,7 +205,7 @@ def make_model() -> Pipeline:
     "A fresh, unfitted copy of the task's fixed model: standardisation, then logistic regression (`LOGISTIC`)."
     return make_pipeline(StandardScaler(), LogisticRegression(**LOGISTIC))
 
-# %% ../../nbs/40_repair.tasks.ipynb #2cf680fb
+# %% ../../nbs/40_repair.tasks.ipynb #632ad34e
 def nan_quantile(X: np.ndarray, q: float) -> np.ndarray:
     "Each column's `q`-quantile with missing values ignored: `np.nanquantile(X, q, axis=0)` from one sort."
     if not len(X): return np.full(X.shape[1], np.nan)
@@ -205,13 +213,15 @@ def nan_quantile(X: np.ndarray, q: float) -> np.ndarray:
     pos, cols = q * np.maximum(n - 1, 0), np.arange(X.shape[1])
     lo = np.floor(pos).astype(int)
     a, b, t = S[lo, cols], S[np.minimum(lo + 1, np.maximum(n - 1, 0)), cols], pos - lo
-    return np.where(n > 0, np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t), np.nan)  # numpy's linear rule
+    linear = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)   # numpy's linear rule, term for term
+    return np.where(n > 0, linear, np.nan)
 
 def model_matrix(df: pd.DataFrame, columns: list[str], medians: np.ndarray) -> np.ndarray:
-    "The float matrix the model reads: `columns` of `df`, missing values filled with `medians` (one per column)."
+    "The float matrix the model reads: `columns` of `df`, missing values filled with `medians` (one a column)."
     X = matrix(df, columns)
     return np.where(np.isnan(X), medians, X)
 
+# %% ../../nbs/40_repair.tasks.ipynb #bcede8ab
 @dataclass
 class Score:
     "Held-out scores of the model trained on one version of the data."
@@ -224,7 +234,7 @@ class Classifier:
     def __init__(self, test: pd.DataFrame, cache_size: int = 256):
         self.test, self.y_test, self.cache_size = test, test.label.to_numpy(), cache_size
         self.cache: dict[str, Score] = {}
-        self.fits, self._lock = 0, threading.Lock()  # sessions of a server may share one (through `calibrate`)
+        self.fits, self._lock = 0, threading.Lock()  # a server's sessions may share one (through `calibrate`)
 
     def fit(self, df: pd.DataFrame) -> tuple[Pipeline, list[str], np.ndarray]:
         "The model trained on `df`, the columns it reads (numeric, not all missing) and their training medians."
@@ -238,23 +248,26 @@ class Classifier:
         med = nan_quantile(X, 0.5)
         return make_model().fit(np.where(np.isnan(X), med, X), y.astype(int)), cols, med
 
-    def score(self, df: pd.DataFrame, key: str | None = None) -> Score:
-        "Train the model on `df`, score it on the held-out set (cached by `df`'s content, or by `key` if given)."
-        key = key or content_hash(df, index=True)
-        if (hit := self.cache.get(key)) is not None: return hit
-        model, cols, med = self.fit(df)
-        pred, y = model.predict(model_matrix(self.test, cols, med)), self.y_test
-        score = Score(float((pred == y).mean()), {int(c): float((pred[y == c] == c).mean()) for c in np.unique(y)}, cols)
-        with self._lock:
-            self.fits += 1
-            while len(self.cache) >= self.cache_size: self.cache.pop(next(iter(self.cache)))
-            self.cache[key] = score
-        return score
+# %% ../../nbs/40_repair.tasks.ipynb #8806eb6e
+@patch
+def score(self: Classifier, df: pd.DataFrame, key: str | None = None) -> Score:
+    "Train the model on `df`, score it on the held-out set (cached by `df`'s content, or by `key` if given)."
+    key = key or content_hash(df, index=True)
+    if (hit := self.cache.get(key)) is not None: return hit
+    model, cols, med = self.fit(df)
+    pred, y = model.predict(model_matrix(self.test, cols, med)), self.y_test
+    per_class = {int(c): float((pred[y == c] == c).mean()) for c in np.unique(y)}
+    score = Score(float((pred == y).mean()), per_class, cols)
+    with self._lock:
+        self.fits += 1
+        while len(self.cache) >= self.cache_size: self.cache.pop(next(iter(self.cache)))
+        self.cache[key] = score
+    return score
 
 # %% ../../nbs/40_repair.tasks.ipynb #b7b5e8ac
 @dataclass
 class EpisodeData:
-    "Everything one episode is built from: the task, the seed, the clean split, the corrupted copy and its record."
+    "What one episode is built from: the task, the seed, the clean split, the corrupted copy and its record."
     task: TaskConfig
     seed: int
     clean: pd.DataFrame

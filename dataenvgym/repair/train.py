@@ -14,12 +14,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from .agents import Agent, HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent, compare_agents
 from ..plotting import plot_style
+from ..registry import make
+from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent, compare_agents,
+                                     plot_comparison)
 from .curriculum import Curriculum
 from .env import RepairEnv, RepairObservation
+from .tasks import TASKS
 
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'BASELINES', 'Generate', 'SeedRange', 'TRAIN_CONFIGS',
@@ -27,7 +31,7 @@ __all__ = ['SYSTEM_PROMPT', 'CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'BASELINES', 'Ge
            'pretrained_agent', 'Trajectory', 'record_episode', 'record_rollouts', 'warmup_dataset', 'length_report',
            'Rollout', 'sample_commands', 'play_episodes', 'scripted', 'LMAgent', 'SFTSettings', 'append_jsonl',
            'log_callbacks', 'output_folder', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings', 'grpo_train',
-           'plot_training', 'evaluate', 'success_rates', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft',
+           'plot_training', 'evaluate_agent', 'success_rates', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft',
            'run_grpo', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
@@ -43,15 +47,17 @@ def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     elif cmd.startswith('query_'):
         text = 'fixes: ' + ('; '.join(f"{r['n']} {_fix_text(r)}" for r in m['recommendations']) or 'none')
     elif cmd == 'apply': text = f'applied; quality {obs.estimated_quality:.3f}, rows {obs.rows_preserved_pct:.0%}'
-    elif cmd in ('validate', 'submit'): text = f'accuracy {obs.current_accuracy:.3f}, target {obs.target_accuracy:.3f}'
+    elif cmd in ('validate', 'submit'):
+        text = f'accuracy {obs.current_accuracy:.3f}, target {obs.target_accuracy:.3f}'
     else: text = obs.response.splitlines()[0]
     return f"{text.encode('ascii', 'replace').decode()[:max_chars]} | budget {obs.budget_remaining}"
 
 # %% ../../nbs/46_repair.train.ipynb #457b3b94
 def agent_messages(observations: Sequence[str], commands: Sequence[str], system: str = SYSTEM_PROMPT) -> list[dict]:
-    "The chat of an episode: the system prompt, then each observation (user) and the command that answered it (assistant)."
+    "The chat of an episode: the system prompt, then each observation (user) and the command answering it (assistant)."
     if len(observations) - len(commands) not in (0, 1):
-        raise ValueError(f'each command answers one observation; got {len(observations)} observations, {len(commands)} commands')
+        raise ValueError(f'each command answers one observation; got {len(observations)} observations, '
+                         f'{len(commands)} commands')
     msgs = [{'role': 'system', 'content': system}]
     for i, o in enumerate(observations):
         msgs.append({'role': 'user', 'content': o})
@@ -60,7 +66,8 @@ def agent_messages(observations: Sequence[str], commands: Sequence[str], system:
 
 # %% ../../nbs/46_repair.train.ipynb #03bf3579
 CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}"
-                 "{% if m['role'] == 'assistant' %}A: {% generation %}{{ m['content'] }}{{ eos_token }}{% endgeneration %}"
+                 "{% if m['role'] == 'assistant' %}"
+                 "A: {% generation %}{{ m['content'] }}{{ eos_token }}{% endgeneration %}"
                  "{% else %}{{ 'S' if m['role'] == 'system' else 'U' }}: {{ m['content'] }}\n{% endif %}"
                  "{% endfor %}{% if add_generation_prompt %}A: {% endif %}")
 
@@ -76,51 +83,59 @@ def encode(tokenizer, text: str) -> list[int]:
 def tiny_agent(max_length: int = 768, hidden_size: int = 64, layers: int = 3, heads: int = 4,
                intermediate_size: int = 256, seed: int = 0):
     "A tiny character-level Llama agent built from a config (no download): `(model, tokenizer)`."
-    from dataenvgym.students.tiny import TinyLM, TinyLMConfig
-    lm = TinyLM(TinyLMConfig(max_length=max_length, hidden_size=hidden_size, layers=layers, heads=heads,
-                             intermediate_size=intermediate_size, seed=seed))
+    lm = make('student:tiny', max_length=max_length, hidden_size=hidden_size, layers=layers, heads=heads,
+              intermediate_size=intermediate_size, seed=seed)
     lm.tokenizer.chat_template = CHAT_TEMPLATE
     return lm.model, lm.tokenizer
 
 # %% ../../nbs/46_repair.train.ipynb #a83eda04
-CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}<|im_start|>{{ m['role'] }}\n"
+CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}"
+                   "<|im_start|>{{ m['role'] }}\n"
                    "{% if m['role'] == 'assistant' %}{% generation %}{{ m['content'] }}<|im_end|>{% endgeneration %}"
                    "{% else %}{{ m['content'] }}<|im_end|>{% endif %}{% endfor %}"
                    "{% if add_generation_prompt %}{{ '\\n' }}<|im_start|>assistant\n{% endif %}")
 
 def agent_template(tokenizer) -> str:
-    "The chat template an agent trains with: `CHATML_TEMPLATE` for tokenizers that know `<|im_start|>`, else `CHAT_TEMPLATE`."
+    "The template an agent trains with: `CHATML_TEMPLATE` if the tokenizer knows `<|im_start|>`, else `CHAT_TEMPLATE`."
     return CHATML_TEMPLATE if '<|im_start|>' in tokenizer.get_vocab() else CHAT_TEMPLATE
 
-# %% ../../nbs/46_repair.train.ipynb #8596fe48
+# %% ../../nbs/46_repair.train.ipynb #64aba338
 def unsloth_usable() -> bool:
     "True when CUDA is present and the `unsloth` package is installed (checked without importing it)."
     return torch.cuda.is_available() and importlib.util.find_spec('unsloth') is not None
 
+def _unsloth_agent(name: str, adapter: bool, max_length: int, load_in_4bit: bool, lora_r: int):
+    "Unsloth's model (4-bit, with a LoRA adapter unless `name` is an adapter folder already) and tokenizer."
+    if not unsloth_usable():
+        raise RuntimeError('Unsloth needs a CUDA GPU and `pip install unsloth` (the `gpu` extra); '
+                           'pass use_unsloth=False to load with transformers.')
+    from unsloth import FastLanguageModel  # only here: importing it patches TRL
+    model, tok = FastLanguageModel.from_pretrained(model_name=name, max_seq_length=max_length,
+                                                   load_in_4bit=load_in_4bit)
+    if adapter: return model, tok     # a saved adapter folder comes back with its adapter
+    modules = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']
+    return FastLanguageModel.get_peft_model(model, r=lora_r, lora_alpha=2 * lora_r, target_modules=modules), tok
+
+def _hf_agent(name: str, adapter: bool):
+    "The transformers model (bf16 on a GPU that has it; an adapter folder on its base, trainable) and tokenizer."
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    cuda = torch.cuda.is_available()
+    tok = AutoTokenizer.from_pretrained(name)
+    dtype = torch.bfloat16 if cuda and torch.cuda.is_bf16_supported() else torch.float32
+    if adapter:         # the base model with the saved adapter on top, still trainable
+        from peft import AutoPeftModelForCausalLM
+        model = AutoPeftModelForCausalLM.from_pretrained(name, is_trainable=True, dtype=dtype)
+    else: model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+    return model.to('cuda' if cuda else 'cpu'), tok
+
+# %% ../../nbs/46_repair.train.ipynb #3d9a271a
 def pretrained_agent(name: str, use_unsloth: bool | None = None, max_length: int = 4096, load_in_4bit: bool = True,
                      lora_r: int = 16):
-    "A Hugging Face causal LM (a name or a saved folder, adapter folders too) and its tokenizer (left padding); Unsloth 4-bit + LoRA when usable (default: if usable)."
+    "A Hugging Face causal LM (a name or a saved folder, adapters too) and its tokenizer; Unsloth 4-bit when usable."
     if use_unsloth is None: use_unsloth = unsloth_usable()
     adapter = (Path(name) / 'adapter_config.json').exists()
-    if use_unsloth:
-        if not unsloth_usable():
-            raise RuntimeError('Unsloth needs a CUDA GPU and `pip install unsloth` (the `gpu` extra); '
-                               'pass use_unsloth=False to load with transformers.')
-        from unsloth import FastLanguageModel  # only here: importing it patches TRL
-        model, tok = FastLanguageModel.from_pretrained(model_name=name, max_seq_length=max_length, load_in_4bit=load_in_4bit)
-        if not adapter:     # a saved adapter folder comes back with its adapter
-            model = FastLanguageModel.get_peft_model(model, r=lora_r, lora_alpha=2 * lora_r, target_modules=[
-                'q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'])
-    else:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        cuda = torch.cuda.is_available()
-        tok = AutoTokenizer.from_pretrained(name)
-        dtype = torch.bfloat16 if cuda and torch.cuda.is_bf16_supported() else torch.float32
-        if adapter:         # the base model with the saved adapter on top, still trainable
-            from peft import AutoPeftModelForCausalLM
-            model = AutoPeftModelForCausalLM.from_pretrained(name, is_trainable=True, dtype=dtype)
-        else: model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
-        model = model.to('cuda' if cuda else 'cpu')
+    if use_unsloth: model, tok = _unsloth_agent(name, adapter, max_length, load_in_4bit, lora_r)
+    else: model, tok = _hf_agent(name, adapter)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     if '{% generation %}' not in (tok.chat_template or ''):   # a saved agent keeps the template it was trained with
         tok.chat_template = agent_template(tok)
@@ -128,7 +143,7 @@ def pretrained_agent(name: str, use_unsloth: bool | None = None, max_length: int
     tok.padding_side = 'left'
     return model, tok
 
-# %% ../../nbs/46_repair.train.ipynb #9f81f59b
+# %% ../../nbs/46_repair.train.ipynb #936f3437
 @dataclass
 class Trajectory:
     "One played episode as an agent saw it: observation texts, commands, step rewards and the outcome."
@@ -155,8 +170,10 @@ def record_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = N
         rewards.append(obs.reward or 0.0)
         if not obs.done: texts.append(observation_text(obs))
     s = env.state
-    return Trajectory(s.task, seed, name or type(agent).__name__, texts, cmds, rewards, bool(s.success), float(s.final_accuracy))
+    return Trajectory(s.task, seed, name or type(agent).__name__, texts, cmds, rewards, bool(s.success),
+                      float(s.final_accuracy))
 
+# %% ../../nbs/46_repair.train.ipynb #4a697493
 BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: SubmitAgent(),
              'heuristic': lambda seed: HeuristicAgent(), 'oracle': lambda seed: OracleAgent()}
 
@@ -175,28 +192,32 @@ def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = T
     rows = [{'messages': agent_messages(t.observations, t.commands, system), 'task': t.task, 'seed': t.seed,
              'agent': t.agent, 'steps': len(t.commands), 'return': t.ret, 'success': t.success}
             for t in trajectories if t.success or not successful_only]
-    if not rows: raise ValueError('no examples: no trajectory was successful; record more seeds or pass successful_only=False')
+    if not rows:
+        raise ValueError('no examples: no trajectory was successful; record more seeds or pass successful_only=False')
     return Dataset.from_list(rows)
 
 # %% ../../nbs/46_repair.train.ipynb #18acf5bd
 def length_report(ds, tokenizer, max_length: int) -> dict:
-    "Tokenised length of every chat as the SFT trainer renders it, and how many would lose command tokens; raises if any."
+    "Tokenised length of every chat as the SFT trainer renders it, and how many would lose command tokens; raises."
     lengths, lost = [], []
     for msgs in ds['messages']:
-        mask = tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)['assistant_masks']
+        mask = tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True,
+                                             return_assistant_tokens_mask=True)['assistant_masks']
         lengths.append(len(mask)); lost.append(sum(mask[max_length:]))
     lengths, lost = np.array(lengths), np.array(lost)
     rep = {'examples': len(lengths), 'max_length': max_length, 'longest': int(lengths.max()),
-           'mean': round(float(lengths.mean()), 1), 'cut': int((lengths > max_length).sum()), 'answers_cut': int((lost > 0).sum())}
+           'mean': round(float(lengths.mean()), 1), 'cut': int((lengths > max_length).sum()),
+           'answers_cut': int((lost > 0).sum())}
     if rep['answers_cut']:
-        raise ValueError(f"{rep['answers_cut']} of {rep['examples']} chats would lose command tokens at max_length {max_length} "
-                         f"(longest {rep['longest']} tokens): raise max_length, lower max_turns or shorten the observations.")
+        raise ValueError(f"{rep['answers_cut']} of {rep['examples']} chats would lose command tokens at max_length "
+                         f"{max_length} (longest {rep['longest']} tokens): raise max_length, lower max_turns or "
+                         'shorten the observations.')
     return rep
 
-# %% ../../nbs/46_repair.train.ipynb #5c70feb6
+# %% ../../nbs/46_repair.train.ipynb #f95cf5f8
 @dataclass
 class Rollout:
-    "One episode played by a language model, as token ids: the prompt, then the completion (`mask` 1 on the model's tokens)."
+    "One episode played by a language model, as token ids: the prompt, then the completion (`mask` 1 on its tokens)."
     task: str
     seed: int
     baseline: float
@@ -218,6 +239,7 @@ class Rollout:
         "The chat so far, in the format of `agent_messages`."
         return agent_messages(self.observations, self.commands, system)
 
+# %% ../../nbs/46_repair.train.ipynb #35fd9632
 Generate = Callable[[Any, Any, list[list[int]]], list[list[int]]]
 
 @torch.no_grad()
@@ -235,9 +257,10 @@ def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens:
     model.train(was_training)
     return [o[:o.index(eos) + 1] if eos in o else o for o in out]
 
+# %% ../../nbs/46_repair.train.ipynb #65511b8b
 def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generate: Generate | None = None,
-                  max_turns: int = 16, system: str = SYSTEM_PROMPT, max_length: int | None = 768, batch_size: int = 64,
-                  max_new_tokens: int = 20, **sample_kw) -> list[Rollout]:
+                  max_turns: int = 16, system: str = SYSTEM_PROMPT, max_length: int | None = 768,
+                  batch_size: int = 64, max_new_tokens: int = 20, **sample_kw) -> list[Rollout]:
     "Play each `(task, seed)` with the model in lock-step batches: one command a turn, at most `max_turns` turns."
     generate = generate or (lambda m, t, ctx: sample_commands(m, t, ctx, max_new_tokens, **sample_kw))
     envs, rolls = [], []
@@ -258,11 +281,11 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
     return rolls
 
 def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str, last: bool) -> None:
-    "Append the generated command, step the environment, and append its reply (masked out) unless the episode is over."
+    "Append the generated command, step the environment, and append its reply (masked out) unless it is over."
     eos = tokenizer.eos_token_id
     command = tokenizer.decode([i for i in ids if i != eos], skip_special_tokens=True)
     r.completion_ids += ids; r.mask += [1] * len(ids)
-    if not ids or ids[-1] != eos: r.completion_ids.append(eos); r.mask.append(0)   # close the turn as the template does
+    if not ids or ids[-1] != eos: r.completion_ids.append(eos); r.mask.append(0)   # close the turn as the template
     before = render(tokenizer, agent_messages(r.observations, r.commands + [command], system))
     r.commands.append(command)
     obs = env.step(command)
@@ -273,13 +296,14 @@ def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str,
         return
     r.observations.append(observation_text(obs))
     after = render(tokenizer, r.messages(system), True)
-    if not after.startswith(before): raise ValueError('the chat template must render a chat as a prefix of its continuation')
+    if not after.startswith(before):
+        raise ValueError('the chat template must render a chat as a prefix of its continuation')
     seg = encode(tokenizer, after[len(before):])
     r.completion_ids += seg; r.mask += [0] * len(seg)
 
 # %% ../../nbs/46_repair.train.ipynb #25eb5443
 def scripted(commands: Sequence[str]) -> Generate:
-    "A generator for `play_episodes` that answers turn k of every episode with `commands[k]` (the last one repeated)."
+    "A generator for `play_episodes` answering turn k of every episode with `commands[k]` (the last one repeated)."
     def generate(model, tokenizer, contexts):
         eos = tokenizer.eos_token_id
         return [encode(tokenizer, commands[min(c.count(eos), len(commands) - 1)]) + [eos] for c in contexts]
@@ -293,14 +317,15 @@ class LMAgent:
     def begin(self, env): self.observations, self.commands = [], []
     def act(self, obs):
         self.observations.append(observation_text(obs))
-        ids = encode(self.tokenizer, render(self.tokenizer, agent_messages(self.observations, self.commands, self.system), True))
-        out = sample_commands(self.model, self.tokenizer, [ids], self.max_new_tokens, greedy=True)[0]
+        chat = render(self.tokenizer, agent_messages(self.observations, self.commands, self.system), True)
+        out = sample_commands(self.model, self.tokenizer, [encode(self.tokenizer, chat)], self.max_new_tokens,
+                              greedy=True)[0]
         self.commands.append(self.tokenizer.decode(out, skip_special_tokens=True))
         return self.commands[-1]
 
-# %% ../../nbs/46_repair.train.ipynb #2a17e697
+# %% ../../nbs/46_repair.train.ipynb #d0feecfa
 class SFTSettings(BaseModel):
-    "Warm-up settings; `lora_r=None` trains every weight (the tiny agent), a rank trains a LoRA adapter (pretrained models)."
+    "Warm-up settings; `lora_r=None` trains every weight (the tiny agent), a rank a LoRA adapter (pretrained models)."
     model_config = ConfigDict(frozen=True, extra='forbid')
     epochs: float = 40
     max_steps: int = -1
@@ -323,13 +348,14 @@ def _device_args() -> dict:
     cuda = torch.cuda.is_available()
     return dict(use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none', save_strategy='no')
 
+# %% ../../nbs/46_repair.train.ipynb #43373af4
 def append_jsonl(path: Path, rows: Sequence[dict]) -> None:
     "Append rows to a JSONL file (its folder is made if needed)."
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open('a') as f: f.writelines(json.dumps(r) + '\n' for r in rows)
 
 def log_callbacks(log_dir: str | Path | None, name: str) -> list:
-    "Trainer callbacks that write its logs to `log_dir/name.jsonl`, and to TensorBoard (`log_dir/tensorboard/name`) when installed."
+    "Trainer callbacks writing its logs to `log_dir/name.jsonl`, and to TensorBoard (`log_dir/tensorboard/name`)."
     if log_dir is None: return []
     from transformers import TrainerCallback
     class JSONLLog(TrainerCallback):
@@ -344,44 +370,49 @@ def log_callbacks(log_dir: str | Path | None, name: str) -> list:
 
 @contextmanager
 def output_folder(output_dir: str | Path | None, prefix: str):
-    "`output_dir` as given, or a temporary folder that is removed when the `with` block ends (so nothing is left in /tmp)."
+    "`output_dir` as given, or a temporary folder removed when the `with` block ends (nothing is left in /tmp)."
     if output_dir is not None: yield str(output_dir); return
     with tempfile.TemporaryDirectory(prefix=prefix) as d: yield d
 
+# %% ../../nbs/46_repair.train.ipynb #79e38277
 def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_dir: str | None = None,
               progress: bool = False, log_dir: str | Path | None = None):
-    "Fine-tune on the warm-up chats with TRL's `SFTTrainer` (loss on the commands; logs to `log_dir` when given); returns the trainer."
+    "Fine-tune on the warm-up chats with TRL's `SFTTrainer` (loss on the commands; logs to `log_dir`); the trainer."
     from transformers import PrinterCallback
     from trl import SFTConfig, SFTTrainer
     s = settings or SFTSettings()
     length_report(ds, tokenizer, s.max_length)
     with output_folder(output_dir, 'sft-') as out:
-        args = SFTConfig(output_dir=out, num_train_epochs=s.epochs,
-                         max_steps=s.max_steps, per_device_train_batch_size=s.batch_size, learning_rate=s.lr,
-                         warmup_steps=s.warmup, lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
-                         seed=s.seed, logging_steps=5, disable_tqdm=not progress, gradient_checkpointing=s.gradient_checkpointing,
-                         **_device_args())
-        trainer = SFTTrainer(model=model, args=args, train_dataset=ds.select_columns(['messages']), processing_class=tokenizer,
-                             peft_config=_lora(s.lora_r, s.lora_alpha, model), callbacks=log_callbacks(log_dir, 'sft'))
+        args = SFTConfig(output_dir=out, num_train_epochs=s.epochs, max_steps=s.max_steps,
+                         per_device_train_batch_size=s.batch_size, learning_rate=s.lr, warmup_steps=s.warmup,
+                         lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
+                         seed=s.seed, logging_steps=5, disable_tqdm=not progress,
+                         gradient_checkpointing=s.gradient_checkpointing, **_device_args())
+        trainer = SFTTrainer(model=model, args=args, train_dataset=ds.select_columns(['messages']),
+                             processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model),
+                             callbacks=log_callbacks(log_dir, 'sft'))
         if not progress: trainer.remove_callback(PrinterCallback)
         trainer.train()
     trainer.model.eval()
     return trainer
 
-# %% ../../nbs/46_repair.train.ipynb #e35213e8
+# %% ../../nbs/46_repair.train.ipynb #e36ee46f
 class EnvRollouts:
-    "A TRL `rollout_func`: each prompt names an episode (its first observation; with a curriculum, its seed), played to the end by the policy in training."
+    "A TRL `rollout_func`: each prompt names an episode (its first observation, or a seed), played by the policy."
     def __init__(self, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(100), system: str = SYSTEM_PROMPT,
-                 max_turns: int = 12, max_new_tokens: int = 20, max_length: int = 768, generate: Generate | None = None,
-                 curriculum: Curriculum | None = None, log_path: str | Path | None = None):
+                 max_turns: int = 12, max_new_tokens: int = 20, max_length: int = 768,
+                 generate: Generate | None = None, curriculum: Curriculum | None = None,
+                 log_path: str | Path | None = None):
         from datasets import Dataset
-        self.system, self.max_turns, self.max_new_tokens, self.max_length = system, max_turns, max_new_tokens, max_length
-        self.generate, self.curriculum, self.log_path = generate, curriculum, log_path and Path(log_path)
+        self.system, self.max_turns, self.max_new_tokens = system, max_turns, max_new_tokens
+        self.max_length, self.generate, self.curriculum = max_length, generate, curriculum
+        self.log_path = log_path and Path(log_path)
         self.episodes, self.log, rows = {}, [], []
         if curriculum:      # the level is chosen when the episode is played: a prompt only names the seed
             for seed in dict.fromkeys(seeds):
                 self.episodes[f'episode {seed}'] = (None, seed)
-                rows.append({'prompt': agent_messages([f'episode {seed}'], [], system), 'task': 'curriculum', 'seed': seed})
+                rows.append({'prompt': agent_messages([f'episode {seed}'], [], system), 'task': 'curriculum',
+                             'seed': seed})
         else:
             env = RepairEnv()
             for task in _tasks(tasks):
@@ -393,32 +424,36 @@ class EnvRollouts:
         self.dataset = Dataset.from_list(rows)
 
     def episode_of(self, prompt: list[dict]) -> tuple[str, int]:
-        "The `(task, seed)` that `prompt` names: its first observation's, or the curriculum's current task and the seed."
+        "The `(task, seed)` that `prompt` names: its first observation's, or the curriculum's task and the seed."
         task, seed = self.episodes[prompt[-1]['content']]
         return (task or self.curriculum.task), seed
 
-    def __call__(self, prompts: list, trainer) -> dict:
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
-        level = self.curriculum.level if self.curriculum else None
-        rolls = play_episodes(model, trainer.processing_class, [self.episode_of(p) for p in prompts], gen,
-                              self.max_turns, self.system, self.max_length, max_new_tokens=self.max_new_tokens)
-        rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed, 'return': r.ret,
-                 'success': r.success, 'commands': r.commands} for r in rolls]
-        for r in rolls if self.curriculum else []:   # the level changes only between calls: a group plays one episode
-            if self.curriculum.record(r.success): break   # promoted: the rest were played at the level below
-        self.log += rows
-        if self.log_path: append_jsonl(self.log_path, rows)
-        return {'prompt_ids': [r.prompt_ids for r in rolls], 'completion_ids': [r.completion_ids for r in rolls],
-                'logprobs': None, 'env_mask': [r.mask for r in rolls], 'env_return': [r.ret for r in rolls],
-                'env_seed': [r.seed for r in rolls]}
+# %% ../../nbs/46_repair.train.ipynb #c9e2793f
+@patch
+def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
+    "Play `prompts` with the trainer's model; the token ids, masks, returns and seeds TRL's `rollout_func` gives."
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
+    level = self.curriculum.level if self.curriculum else None
+    rolls = play_episodes(model, trainer.processing_class, [self.episode_of(p) for p in prompts], gen,
+                          self.max_turns, self.system, self.max_length, max_new_tokens=self.max_new_tokens)
+    rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed, 'return': r.ret,
+             'success': r.success, 'commands': r.commands} for r in rolls]
+    for r in rolls if self.curriculum else []:   # the level changes only between calls: a group plays one episode
+        if self.curriculum.record(r.success): break   # promoted: the rest were played at the level below
+    self.log += rows
+    if self.log_path: append_jsonl(self.log_path, rows)
+    return {'prompt_ids': [r.prompt_ids for r in rolls], 'completion_ids': [r.completion_ids for r in rolls],
+            'logprobs': None, 'env_mask': [r.mask for r in rolls], 'env_return': [r.ret for r in rolls],
+            'env_seed': [r.seed for r in rolls]}
 
 def env_return(prompts, completions, env_return, env_seed, seed, **kwargs) -> list[float]:
-    "The GRPO reward: the environment's return for the episode each completion played (checked against its prompt's seed)."
-    if list(env_seed) != list(seed): raise RuntimeError(f'rollouts played seeds {list(env_seed)} for prompts of seeds {list(seed)}')
+    "The GRPO reward: the environment's return for each completion's episode (checked against its prompt's seed)."
+    if list(env_seed) != list(seed):
+        raise RuntimeError(f'rollouts played seeds {list(env_seed)} for prompts of seeds {list(seed)}')
     return [float(r) for r in env_return]
 
-# %% ../../nbs/46_repair.train.ipynb #5980c8b7
+# %% ../../nbs/46_repair.train.ipynb #f57a438f
 class GRPOSettings(BaseModel):
     "GRPO settings: `per_step` episode seeds a step, each played `num_generations` times."
     model_config = ConfigDict(frozen=True, extra='forbid')
@@ -435,7 +470,7 @@ class GRPOSettings(BaseModel):
 
 def grpo_train(model, tokenizer, rollouts: EnvRollouts, settings: GRPOSettings | None = None,
                output_dir: str | None = None, progress: bool = False, log_dir: str | Path | None = None):
-    "TRL's `GRPOTrainer` with the environment in the loop (`rollouts` as `rollout_func`, `env_return` as reward); logs to `log_dir`."
+    "TRL's `GRPOTrainer` with the environment in the loop (`rollouts` as `rollout_func`, `env_return` as reward)."
     from transformers import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
@@ -447,8 +482,8 @@ def grpo_train(model, tokenizer, rollouts: EnvRollouts, settings: GRPOSettings |
                           max_completion_length=rollouts.max_length, logging_steps=1, disable_tqdm=not progress,
                           gradient_checkpointing=s.gradient_checkpointing, **_device_args())
         trainer = GRPOTrainer(model=model, reward_funcs=env_return, args=args, train_dataset=rollouts.dataset,
-                              processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model), rollout_func=rollouts,
-                              callbacks=log_callbacks(log_dir, 'grpo'))
+                              processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model),
+                              rollout_func=rollouts, callbacks=log_callbacks(log_dir, 'grpo'))
         if log_dir and rollouts.log_path is None: rollouts.log_path = Path(log_dir) / 'rollouts.jsonl'
         if not progress: trainer.remove_callback(PrinterCallback)
         trainer.train()
@@ -458,9 +493,10 @@ def grpo_train(model, tokenizer, rollouts: EnvRollouts, settings: GRPOSettings |
 # %% ../../nbs/46_repair.train.ipynb #f676accd
 @plot_style()
 def plot_training(rollout_log: Sequence[dict], ax=None):
-    "Reward curve of a GRPO run from its rollout log (mean return per step, episodes as dots), and the curriculum level when it has one."
+    "Reward curve of a GRPO run from its rollout log (mean return per step, episodes as dots), and its curriculum."
     import matplotlib.pyplot as plt
     import pandas as pd
+    from matplotlib.ticker import MaxNLocator
     df = pd.DataFrame(list(rollout_log))
     levels = df['level'].notna().any() if 'level' in df else False
     fig, axes = plt.subplots(1, 2 if levels else 1, figsize=(11 if levels else 5.5, 3.2), squeeze=False)
@@ -470,10 +506,9 @@ def plot_training(rollout_log: Sequence[dict], ax=None):
     a1.plot(mean.index, mean.values, color='C0', marker='o', label='mean of the step')
     a1.set(xlabel='GRPO step', ylabel='return', title='Reward: the return of the episodes each step played')
     a1.legend(fontsize=8)
-    from matplotlib.ticker import MaxNLocator
     for ax in axes[0]: ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if levels:
-        a2, tasks = axes[0, 1], list(dict.fromkeys(df['task']))
+        a2 = axes[0, 1]
         by_step = df.groupby('step').agg(level=('level', 'first'), success=('success', 'mean'))
         a2.step(by_step.index, by_step['level'], where='post', color='C1', label='level')
         a2.set(xlabel='GRPO step', ylabel='level', title='Curriculum level (and success rate of the step)',
@@ -486,14 +521,14 @@ def plot_training(rollout_log: Sequence[dict], ax=None):
     return fig
 
 # %% ../../nbs/46_repair.train.ipynb #3d47cfc5
-def evaluate(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(1000, 1050),
-             baselines: Sequence[str] = ('random', 'heuristic', 'oracle'), name: str = 'trained',
-             max_turns: int = 16, max_length: int = 768) -> list[dict]:
-    "Rows of (task, agent, seed, success, return, accuracy, baseline, target) for the model and the baselines on the same seeds of each task."
+def evaluate_agent(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(1000, 1050),
+                   baselines: Sequence[str] = ('random', 'heuristic', 'oracle'), name: str = 'trained',
+                   max_turns: int = 16, max_length: int = 768) -> list[dict]:
+    "Rows (task, agent, seed, success, return, accuracy, baseline, target) of the model and the baselines."
     rolls = play_episodes(model, tokenizer, [(t, s) for t in _tasks(tasks) for s in seeds], max_turns=max_turns,
                           max_length=max_length, greedy=True)
-    rows = [{'task': r.task, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret, 'accuracy': r.accuracy,
-             'baseline': r.baseline, 'target': r.target} for r in rolls]
+    rows = [{'task': r.task, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret,
+             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target} for r in rolls]
     return rows + compare_agents({b: BASELINES[b] for b in baselines}, _tasks(tasks), list(seeds))
 
 def success_rates(rows: list[dict]) -> dict[str, float]:
@@ -501,13 +536,13 @@ def success_rates(rows: list[dict]) -> dict[str, float]:
     agents = dict.fromkeys(r['agent'] for r in rows)
     return {a: float(np.mean([r['success'] for r in rows if r['agent'] == a])) for a in agents}
 
-# %% ../../nbs/46_repair.train.ipynb #b749cc8d
+# %% ../../nbs/46_repair.train.ipynb #7029ce6c
 SeedRange = tuple[int, int]
 
 class TrainConfig(BaseModel):
     "A training run of an agent for `RepairEnv`: the model, tasks, seeds of each phase and the SFT and GRPO settings."
     model_config = ConfigDict(frozen=True, extra='forbid')
-    model: str = 'tiny'                        # 'tiny' (built from a config, no download) or a Hugging Face name / local folder
+    model: str = 'tiny'                        # 'tiny' (from a config, no download), a Hugging Face name or a folder
     use_unsloth: bool | None = None            # None: when CUDA and unsloth are there
     tasks: list[str] = ['task_0_tutorial']     # warm-up, GRPO (without a curriculum) and evaluation tasks
     curriculum: list[str] | None = None        # GRPO levels in order; evaluation covers them too
@@ -525,8 +560,8 @@ class TrainConfig(BaseModel):
 
     @model_validator(mode='after')
     def _check(self):
-        from dataenvgym.repair.tasks import TASKS
-        for name, (a, b) in [('warmup_seeds', self.warmup_seeds), ('grpo_seeds', self.grpo_seeds), ('eval_seeds', self.eval_seeds)]:
+        for name in ('warmup_seeds', 'grpo_seeds', 'eval_seeds'):
+            a, b = getattr(self, name)
             if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
         if bad := [t for t in [*self.tasks, *(self.curriculum or [])] if t not in TASKS]:
             raise ValueError(f'unknown tasks {bad}; valid: {", ".join(TASKS)}')
@@ -537,40 +572,45 @@ class TrainConfig(BaseModel):
     @property
     def eval_tasks(self) -> list[str]: return list(dict.fromkeys([*self.tasks, *(self.curriculum or [])]))
 
-    @classmethod
-    def load(cls, path: str | Path) -> TrainConfig:
-        "A config from a YAML or JSON file, or the name of one in `TRAIN_CONFIGS`."
-        if str(path) in TRAIN_CONFIGS: return TRAIN_CONFIGS[str(path)]
-        path = Path(path)
-        if not path.exists(): raise FileNotFoundError(f'no config file {path} (named configs: {", ".join(TRAIN_CONFIGS)})')
-        import yaml
-        return cls.model_validate(yaml.safe_load(path.read_text()) or {})
-
-    def dump(self, path: str | Path) -> Path:
-        "Write the config as YAML (`.yaml`/`.yml`) or JSON."
-        import yaml
-        path, data = Path(path), self.model_dump(mode='json')
-        path.write_text(yaml.safe_dump(data, sort_keys=False) if path.suffix in ('.yaml', '.yml') else json.dumps(data, indent=1))
-        return path
-
+# %% ../../nbs/46_repair.train.ipynb #b62b53ec
+_LEVELS = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
-    'tiny-curriculum': TrainConfig(tasks=['task_0_tutorial', 'task_1_easy', 'task_2_medium'],
-                                   curriculum=['task_0_tutorial', 'task_1_easy', 'task_2_medium'], curriculum_window=16,
+    'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
                                    sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
-    'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=['task_0_tutorial', 'task_1_easy', 'task_2_medium'],
-                                   curriculum=['task_0_tutorial', 'task_1_easy', 'task_2_medium'],
-                                   sft=SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True),
-                                   grpo=GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16,
-                                                     gradient_checkpointing=True)),
+    'qwen2.5-1.5b-t4': TrainConfig(
+        model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
+        sft=SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True),
+        grpo=GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)),
 }
 
-# %% ../../nbs/46_repair.train.ipynb #110ff779
+# %% ../../nbs/46_repair.train.ipynb #754fd16a
+@patch
+def dump(self: TrainConfig, path: str | Path) -> Path:
+    "Write the config as YAML (`.yaml`/`.yml`) or JSON."
+    import yaml
+    path, data = Path(path), self.model_dump(mode='json')
+    yml = path.suffix in ('.yaml', '.yml')
+    path.write_text(yaml.safe_dump(data, sort_keys=False) if yml else json.dumps(data, indent=1))
+    return path
+
+@patch(cls_method=True)
+def load(cls: TrainConfig, path: str | Path) -> TrainConfig:
+    "A config from a YAML or JSON file, or the name of one in `TRAIN_CONFIGS`."
+    if str(path) in TRAIN_CONFIGS: return TRAIN_CONFIGS[str(path)]
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f'no config file {path} (named configs: {", ".join(TRAIN_CONFIGS)})')
+    import yaml
+    return cls.model_validate(yaml.safe_load(path.read_text()) or {})
+
+# %% ../../nbs/46_repair.train.ipynb #6a3630ae
 def load_agent(name: str | Path, config: TrainConfig | None = None):
-    "`(model, tokenizer)` of `tiny`, a Hugging Face name or a saved folder (an adapter folder loads its base and stays trainable)."
+    "`(model, tokenizer)` of `tiny`, a Hugging Face name or a saved folder (an adapter loads its base, trainable)."
     c = config or TrainConfig()
     if str(name) == 'tiny': return tiny_agent(max_length=c.sft.max_length, seed=c.sft.seed)
-    return pretrained_agent(str(name), use_unsloth=c.use_unsloth, max_length=c.sft.max_length, lora_r=c.sft.lora_r or 16)
+    return pretrained_agent(str(name), use_unsloth=c.use_unsloth, max_length=c.sft.max_length,
+                            lora_r=c.sft.lora_r or 16)
 
 def save_agent(model, tokenizer, path: str | Path) -> Path:
     "Save the model (or its adapter) and the tokenizer with `save_pretrained`."
@@ -578,6 +618,7 @@ def save_agent(model, tokenizer, path: str | Path) -> Path:
     model.save_pretrained(path); tokenizer.save_pretrained(path)
     return path
 
+# %% ../../nbs/46_repair.train.ipynb #824359ef
 def _save_figure(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
     fig.savefig(path, dpi=110); plt.close(fig)
@@ -601,15 +642,18 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
     trainer = sft_train(model, tok, ds, c.sft, progress=progress, log_dir=out / 'logs')
     losses = [h['loss'] for h in trainer.state.log_history if 'loss' in h]
     return {'phase': 'sft', 'chats': len(ds), 'length': lengths, 'steps': trainer.state.global_step,
-            'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [], 'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
+            'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [],
+            'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
 
+# %% ../../nbs/46_repair.train.ipynb #fe693777
 def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> dict:
-    "GRPO (over the curriculum when the config has one) from `out/sft`, else from the config's model; saves to `out/grpo`."
+    "GRPO (over the config's curriculum if any) from `out/sft`, else from the config's model; saves to `out/grpo`."
     out, c = _start(config, out), config
     start = _latest(out, 'sft') or c.model
     model, tok = load_agent(start, c)
     cur = Curriculum(c.curriculum, c.curriculum_window, c.curriculum_threshold) if c.curriculum else None
-    rollouts = EnvRollouts(c.tasks, range(*c.grpo_seeds), max_turns=c.max_turns, max_length=c.sft.max_length, curriculum=cur)
+    rollouts = EnvRollouts(c.tasks, range(*c.grpo_seeds), max_turns=c.max_turns, max_length=c.sft.max_length,
+                           curriculum=cur)
     trainer = grpo_train(model, tok, rollouts, c.grpo, progress=progress, log_dir=out / 'logs')
     _save_figure(plot_training(rollouts.log), out / 'training.png')
     rewards = [h['reward'] for h in trainer.state.log_history if 'reward' in h]
@@ -617,14 +661,17 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
             'reward': [round(r, 4) for r in rewards], 'level': cur.level if cur else None,
             'saved': str(save_agent(trainer.model, tok, out / 'grpo'))}
 
+# %% ../../nbs/46_repair.train.ipynb #0cee0917
 def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = None) -> dict:
-    "The trained model (`model`, else `out/grpo`, else `out/sft`) and the baselines on the evaluation seeds of every task."
-    from dataenvgym.repair.agents import plot_comparison
+    "The trained model (`model`, else `out/grpo`, else `out/sft`) and the baselines on every task's evaluation seeds."
     path = model or _latest(Path(out), 'grpo', 'sft')
-    if path is None: raise FileNotFoundError(f'nothing to evaluate in {out}: run `train sft` (and `train grpo`) first, or pass a model')
+    if path is None:
+        raise FileNotFoundError(f'nothing to evaluate in {out}: run `train sft` (and `train grpo`) first, '
+                                'or pass a model')
     out, c = _start(config, out), config
     m, tok = load_agent(path, c)
-    rows = evaluate(m, tok, c.eval_tasks, range(*c.eval_seeds), c.baselines, max_turns=c.max_turns, max_length=c.sft.max_length)
+    rows = evaluate_agent(m, tok, c.eval_tasks, range(*c.eval_seeds), c.baselines, max_turns=c.max_turns,
+                          max_length=c.sft.max_length)
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
     _save_figure(plot_comparison(rows), out / 'eval.png')
     per_task = {t: success_rates([r for r in rows if r['task'] == t]) for t in c.eval_tasks}

@@ -7,27 +7,23 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.viz.html.md"""
 # %% ../../nbs/47_repair.viz.ipynb #b6ed9db7
 from __future__ import annotations
 import html
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
+from fastcore.basics import patch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..plotting import Explorer, figure_png, _clip, _html_table, _ipywidgets, _td, plot_style
-
-if TYPE_CHECKING:
-    from dataenvgym.repair.env import RepairEnv, RepairObservation
+from ..plotting import Explorer, figure_png, _clip, _ipywidgets, plot_style
+from .env import COMMANDS, RepairEnv, RepairObservation, parse_command
 
 # %% auto #0
 __all__ = ['RepairConsole']
 
-# %% ../../nbs/47_repair.viz.ipynb #f8ae2331
+# %% ../../nbs/47_repair.viz.ipynb #c2b4d29f
 def _button_commands() -> list[str]:
     "The repair commands that take no argument, in the environment's order."
-    from dataenvgym.repair.env import COMMANDS, parse_command
     def ok(c):
         try: return parse_command(c) == (c, None)
         except ValueError: return False
@@ -37,8 +33,9 @@ def _cell(v: Any) -> str:
     if isinstance(v, float): return 'NaN' if np.isnan(v) else f'{v:.4g}'
     return _clip(v, 10)
 
+# %% ../../nbs/47_repair.viz.ipynb #565f89e3
 class RepairConsole(Explorer):
-    "A console for a reset `RepairEnv`: commands by text or button; the data's head, the last response, score and rewards."
+    "A console for a reset `RepairEnv`: commands by text or button; the data's head, last response, score, rewards."
     def __init__(self, env: RepairEnv, observations: Sequence[RepairObservation] = (), rows: int = 8):
         if not env.state.episode_id: raise ValueError('reset the environment first: env.reset(seed=...)')
         self.env, self.rows = env, rows
@@ -47,12 +44,12 @@ class RepairConsole(Explorer):
         self.history: list[tuple[int, RepairObservation]] = list(zip(range(first, first + len(obs)), obs))
 
     def _snapshot(self) -> RepairObservation:
-        from dataenvgym.repair.env import RepairObservation
         e, s = self.env, self.env.state
-        return RepairObservation(response=f'(console opened at step {s.step_count}; commands so far: {s.history or "none"})',
-                                 current_accuracy=round(e.current, 4), baseline_accuracy=round(e.baseline, 4),
-                                 target_accuracy=round(e.target, 4), estimated_quality=round(e.quality(), 4),
-                                 rows_preserved_pct=round(e.preserved(), 4), budget_remaining=s.budget_remaining, done=s.done)
+        return RepairObservation(
+            response=f'(console opened at step {s.step_count}; commands so far: {s.history or "none"})',
+            current_accuracy=round(e.current, 4), baseline_accuracy=round(e.baseline, 4),
+            target_accuracy=round(e.target, 4), estimated_quality=round(e.quality(), 4),
+            rows_preserved_pct=round(e.preserved(), 4), budget_remaining=s.budget_remaining, done=s.done)
 
     def __repr__(self):
         s = self.env.state
@@ -61,100 +58,118 @@ class RepairConsole(Explorer):
     @property
     def last(self) -> RepairObservation: return self.history[-1][1]
 
-    def run(self, command: str) -> RepairObservation:
-        "Step the environment with `command`, record the observation and refresh the widget."
-        obs = self.env.step(command)
-        self.history.append((self.env.state.step_count, obs))
-        if self._widget is not None: self.refresh()
-        return obs
+# %% ../../nbs/47_repair.viz.ipynb #dc3d7097
+@patch
+def run(self: RepairConsole, command: str) -> RepairObservation:
+    "Step the environment with `command`, record the observation and refresh the widget."
+    obs = self.env.step(command)
+    self.history.append((self.env.state.step_count, obs))
+    if self._widget is not None: self.refresh()
+    return obs
 
-    def returns(self) -> tuple[list[int], list[float]]:
-        "Steps and rewards of the recorded observations that carry one."
-        pairs = [(step, o.reward) for step, o in self.history if o.reward is not None]
-        return [p[0] for p in pairs], [p[1] for p in pairs]
+@patch
+def returns(self: RepairConsole) -> tuple[list[int], list[float]]:
+    "Steps and rewards of the recorded observations that carry one."
+    pairs = [(step, o.reward) for step, o in self.history if o.reward is not None]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
 
-    def status(self) -> str:
-        "One line: accuracy against baseline and target, quality, rows kept, budget, last reward and the return."
-        o, (_, r) = self.last, self.returns()
-        reward = '–' if o.reward is None else f'{o.reward:+.3f}'
-        return (f'step {self.history[-1][0]} · held-out accuracy {o.current_accuracy:.3f} (baseline {o.baseline_accuracy:.3f}, '
-                f'target {o.target_accuracy:.3f}) · quality {o.estimated_quality:.3f} · rows kept {o.rows_preserved_pct:.0%} · '
-                f'budget {o.budget_remaining} · reward {reward} · return {sum(r):+.3f}' + (' · DONE' if o.done else ''))
+@patch
+def status(self: RepairConsole) -> str:
+    "One line: accuracy against baseline and target, quality, rows kept, budget, last reward and the return."
+    o, (_, r) = self.last, self.returns()
+    reward = '–' if o.reward is None else f'{o.reward:+.3f}'
+    return (f'step {self.history[-1][0]} · held-out accuracy {o.current_accuracy:.3f} '
+            f'(baseline {o.baseline_accuracy:.3f}, target {o.target_accuracy:.3f}) · '
+            f'quality {o.estimated_quality:.3f} · rows kept {o.rows_preserved_pct:.0%} · '
+            f'budget {o.budget_remaining} · reward {reward} · return {sum(r):+.3f}' + (' · DONE' if o.done else ''))
 
-    # --- the views
-    def _figsize(self): return (12, 3.8)
+# %% ../../nbs/47_repair.viz.ipynb #2725c10a
+@patch
+def _figsize(self: RepairConsole): return (12, 3.8)
 
-    def _draw(self, fig: Figure) -> Figure:
-        "The head of the working data as a table, beside the accuracy, quality and reward history."
-        gs = fig.add_gridspec(2, 2, width_ratios=[1.5, 1])
-        self._plot_table(fig.add_subplot(gs[:, 0]))
-        self._plot_scores(fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, 1]))
-        return fig
+@patch
+def _draw(self: RepairConsole, fig: Figure) -> Figure:
+    "The head of the working data as a table, beside the accuracy, quality and reward history."
+    gs = fig.add_gridspec(2, 2, width_ratios=[1.5, 1])
+    self._plot_table(fig.add_subplot(gs[:, 0]))
+    self._plot_scores(fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, 1]))
+    return fig
 
-    def _plot_table(self, ax: Axes) -> None:
-        df = self.env.df.head(self.rows)
-        ax.set_axis_off()
-        table = ax.table(cellText=[[_cell(v) for v in row] for row in df.itertuples(index=False)],
-                         colLabels=[_clip(c, 10) for c in df.columns], rowLabels=[str(i) for i in df.index], loc='center')
-        table.auto_set_font_size(False); table.set_fontsize(8); table.scale(1, 1.4)
-        for (r, c), cell in table.get_celld().items():
-            if r > 0 and c >= 0 and cell.get_text().get_text() == 'NaN': cell.set_facecolor('#fde0dd')   # missing values
-        s = self.env.state
-        ax.set_title(f'{s.task} · seed {s.seed} · {len(self.env.df)} rows × {self.env.df.shape[1]} columns (head)')
+@patch
+def _plot_table(self: RepairConsole, ax: Axes) -> None:
+    df = self.env.df.head(self.rows)
+    ax.set_axis_off()
+    table = ax.table(cellText=[[_cell(v) for v in row] for row in df.itertuples(index=False)],
+                     colLabels=[_clip(c, 10) for c in df.columns], rowLabels=[str(i) for i in df.index],
+                     loc='center')
+    table.auto_set_font_size(False); table.set_fontsize(8); table.scale(1, 1.4)
+    for (r, c), cell in table.get_celld().items():   # missing values shaded
+        if r > 0 and c >= 0 and cell.get_text().get_text() == 'NaN': cell.set_facecolor('#fde0dd')
+    s = self.env.state
+    ax.set_title(f'{s.task} · seed {s.seed} · {len(self.env.df)} rows × {self.env.df.shape[1]} columns (head)')
 
-    def _plot_scores(self, ax: Axes, rax: Axes) -> None:
-        steps, obs = [s for s, _ in self.history], [o for _, o in self.history]
-        ax.plot(steps, [o.current_accuracy for o in obs], 'o-', label='held-out accuracy (last validate)')
-        ax.plot(steps, [o.estimated_quality for o in obs], 's--', label='estimated quality')
-        ax.axhline(obs[-1].baseline_accuracy, color='0.5', linewidth=1, linestyle=':', label='baseline')
-        ax.axhline(obs[-1].target_accuracy, color='tab:red', linewidth=1, linestyle=':', label='target')
-        ax.set(ylabel='score', title='score'); ax.legend(fontsize=7, loc='best')
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        rsteps, rewards = self.returns()
-        rax.bar(rsteps, rewards, color=['tab:green' if r >= 0 else 'tab:red' for r in rewards], width=0.6, label='reward')
-        rax.plot(rsteps, np.cumsum(rewards), 'k.-', linewidth=1, label='return')
-        rax.axhline(0, color='0.6', linewidth=0.8)
-        rax.set(xlabel='step', ylabel='reward'); rax.legend(fontsize=7, loc='best')
-        rax.xaxis.set_major_locator(MaxNLocator(integer=True))
+@patch
+def _plot_scores(self: RepairConsole, ax: Axes, rax: Axes) -> None:
+    steps, obs = [s for s, _ in self.history], [o for _, o in self.history]
+    ax.plot(steps, [o.current_accuracy for o in obs], 'o-', label='held-out accuracy (last validate)')
+    ax.plot(steps, [o.estimated_quality for o in obs], 's--', label='estimated quality')
+    ax.axhline(obs[-1].baseline_accuracy, color='0.5', linewidth=1, linestyle=':', label='baseline')
+    ax.axhline(obs[-1].target_accuracy, color='tab:red', linewidth=1, linestyle=':', label='target')
+    ax.set(ylabel='score', title='score'); ax.legend(fontsize=7, loc='best')
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    rsteps, rewards = self.returns()
+    colors = ['tab:green' if r >= 0 else 'tab:red' for r in rewards]
+    rax.bar(rsteps, rewards, color=colors, width=0.6, label='reward')
+    rax.plot(rsteps, np.cumsum(rewards), 'k.-', linewidth=1, label='return')
+    rax.axhline(0, color='0.6', linewidth=0.8)
+    rax.set(xlabel='step', ylabel='reward'); rax.legend(fontsize=7, loc='best')
+    rax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
-    def _build(self):
-        w = _ipywidgets()
-        from dataenvgym.repair.env import COMMANDS
-        self._box = w.Text(placeholder='a command, e.g. query_cleaner or apply 1 (Enter runs it)', continuous_update=False,
-                           layout=w.Layout(width='420px'))
-        self._box.observe(lambda change: self._submit(), names='value')
-        self._buttons = {c: w.Button(description=c, tooltip=COMMANDS[c], layout=w.Layout(width='auto')) for c in _button_commands()}
-        for c, b in self._buttons.items(): b.on_click(lambda _, c=c: self.run(c))
-        self._recs = w.HBox(layout=w.Layout(flex_flow='row wrap'))
-        self._status, self._response, self._preview = w.HTML(), w.HTML(), w.HTML()
-        self._plot = w.Image(format='png', layout=w.Layout(width='420px'))
-        self.refresh()
-        return w.VBox([self._box, w.HBox(list(self._buttons.values()), layout=w.Layout(flex_flow='row wrap')), self._recs,
-                       self._status, w.HBox([self._response, self._plot]), self._preview])
+# %% ../../nbs/47_repair.viz.ipynb #4be93ce2
+@patch
+def _build(self: RepairConsole):
+    w = _ipywidgets()
+    self._box = w.Text(placeholder='a command, e.g. query_cleaner or apply 1 (Enter runs it)',
+                       continuous_update=False, layout=w.Layout(width='420px'))
+    self._box.observe(lambda change: self._submit(), names='value')
+    self._buttons = {c: w.Button(description=c, tooltip=COMMANDS[c], layout=w.Layout(width='auto'))
+                     for c in _button_commands()}
+    for c, b in self._buttons.items(): b.on_click(lambda _, c=c: self.run(c))
+    self._recs = w.HBox(layout=w.Layout(flex_flow='row wrap'))
+    self._status, self._response, self._preview = w.HTML(), w.HTML(), w.HTML()
+    self._plot = w.Image(format='png', layout=w.Layout(width='420px'))
+    self.refresh()
+    buttons = w.HBox(list(self._buttons.values()), layout=w.Layout(flex_flow='row wrap'))
+    return w.VBox([self._box, buttons, self._recs, self._status, w.HBox([self._response, self._plot]),
+                   self._preview])
 
-    def _submit(self) -> None:
-        "Run the command in the text box, if any, and clear it."
-        command = self._box.value.strip()
-        if not command: return
-        self._box.value = ''
-        self.run(command)
+@patch
+def _submit(self: RepairConsole) -> None:
+    "Run the command in the text box, if any, and clear it."
+    command = self._box.value.strip()
+    if not command: return
+    self._box.value = ''
+    self.run(command)
 
-    def _rec_button(self, rec: dict):
-        w = _ipywidgets()
-        n = rec['n']
-        b = w.Button(description=f'apply {n}', tooltip=rec['text'], layout=w.Layout(width='auto'),
-                     disabled=n in self.env.recs_applied or n in self.env.recs_rejected or self.last.done)
-        b.on_click(lambda _: self.run(f'apply {n}'))
-        return b
+@patch
+def _rec_button(self: RepairConsole, rec: dict):
+    w = _ipywidgets()
+    n = rec['n']
+    b = w.Button(description=f'apply {n}', tooltip=rec['text'], layout=w.Layout(width='auto'),
+                 disabled=n in self.env.recs_applied or n in self.env.recs_rejected or self.last.done)
+    b.on_click(lambda _: self.run(f'apply {n}'))
+    return b
 
-    def refresh(self) -> None:
-        "Redraw the widget from the environment and the last observation."
-        o = self.last
-        self._status.value = f'<b>{html.escape(self.status())}</b>'
-        self._response.value = f'<pre style="font-size:85%;white-space:pre-wrap;width:520px">{html.escape(o.response)}</pre>'
-        self._preview.value = self.env.df.head(self.rows).to_html(na_rep='NaN', float_format=lambda v: f'{v:.4g}')
-        self._recs.children = [self._rec_button(r) for r in o.metadata.get('recommendations', [])]
-        with plot_style():
-            fig = Figure(figsize=(5, 3.6), layout='constrained')
-            self._plot_scores(*fig.subplots(2, 1, sharex=True))
-        self._plot.value = figure_png(fig)
+@patch
+def refresh(self: RepairConsole) -> None:
+    "Redraw the widget from the environment and the last observation."
+    o = self.last
+    self._status.value = f'<b>{html.escape(self.status())}</b>'
+    pre = '<pre style="font-size:85%;white-space:pre-wrap;width:520px">'
+    self._response.value = f'{pre}{html.escape(o.response)}</pre>'
+    self._preview.value = self.env.df.head(self.rows).to_html(na_rep='NaN', float_format=lambda v: f'{v:.4g}')
+    self._recs.children = [self._rec_button(r) for r in o.metadata.get('recommendations', [])]
+    with plot_style():
+        fig = Figure(figsize=(5, 3.6), layout='constrained')
+        self._plot_scores(*fig.subplots(2, 1, sharex=True))
+    self._plot.value = figure_png(fig)

@@ -1,4 +1,4 @@
-"""Students that learn from `Datum`s: a tiny character-level Llama trained from scratch on a CPU, and any Hugging Face causal LM fine-tuned with LoRA through TRL.
+"""The embedded student: a tiny character-level Llama trained from scratch on a CPU, with the tokenizer, encoding, batched decoding and seeded training loop that every student here shares.
 
 Docs: https://dataenvgym.github.io/dataenvgym/students.tiny.html.md"""
 
@@ -6,28 +6,23 @@ Docs: https://dataenvgym.github.io/dataenvgym/students.tiny.html.md"""
 
 # %% ../../nbs/20_students.tiny.ipynb #d373ac04
 from __future__ import annotations
-import json, math, string, tempfile
+import math, string
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import torch
-from datasets import Dataset
 from fastcore.basics import patch
-from peft import LoraConfig, PeftModel
 from pydantic import BaseModel, ConfigDict
 from safetensors.torch import load_file, save_file
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 from tqdm.auto import tqdm
-from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel,
-                          PreTrainedTokenizerBase, PreTrainedTokenizerFast, PrinterCallback, set_seed)
-from trl import SFTConfig, SFTTrainer
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from ..core import Datum, Task
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'CHARS', 'ALPACA_TEMPLATE', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses',
-           'response_loss', 'TinyLMConfig', 'llama_config', 'SeededStudent', 'TinyLM', 'lr_factor', 'train_steps',
-           'train_causal_lm', 'HFStudentConfig', 'HFStudent', 'save_adapted', 'load_adapted']
+__all__ = ['SPECIAL_TOKENS', 'CHARS', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses', 'response_loss',
+           'TinyLMConfig', 'llama_config', 'SeededStudent', 'TinyLM', 'lr_factor', 'train_steps', 'train_causal_lm']
 
 # %% ../../nbs/20_students.tiny.ipynb #6948ef55
 SPECIAL_TOKENS = ['<pad>', '<bos>', '<eos>', '<unk>']
@@ -136,6 +131,7 @@ def llama_config(config: TinyLMConfig, tokenizer: PreTrainedTokenizerBase) -> Ll
 class SeededStudent:
     "What the students built and trained from a seed share: a torch `model`, its size, and the base weights `fit` starts from."
     model: torch.nn.Module
+    config: BaseModel
 
     @property
     def num_parameters(self) -> int: return sum(p.numel() for p in self.model.parameters())
@@ -144,6 +140,10 @@ class SeededStudent:
         "Make the current weights the base that `fit` starts from."
         self.base_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         return self
+
+    def get_params(self) -> dict[str, Any]:
+        "The student's settings, JSON-ready: its config."
+        return self.config.model_dump(mode='json')
 
 class TinyLM(SeededStudent):
     "A small character-level Llama (0.26M parameters by default), trained fully from a seed on a CPU: a `Student`."
@@ -201,14 +201,14 @@ def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], 
 # %% ../../nbs/20_students.tiny.ipynb #7c53d0f0
 @patch
 def fit(self: TinyLM, data: Sequence[Datum], *, from_base: bool = True,
-        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **overrides) -> TinyLM:
-    "Train on `data`, from the base weights unless `from_base=False`; `overrides` change training settings for this fit."
+        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> TinyLM:
+    "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's training settings."
     if not data: raise ValueError('TinyLM.fit needs at least one Datum; got none.')
-    config = TinyLMConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in overrides else {}), **overrides})
+    config = TinyLMConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in settings else {}), **settings})
     if from_base: self.model.load_state_dict(self.base_state)
     examples = encode_examples(self.tokenizer, data, self.config.max_length)
     self.losses = train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)
-    self.examples_seen = len(self.losses) * self.config.batch_size
+    self.examples_seen = len(self.losses) * config.batch_size
     return self
 
 @patch
@@ -244,117 +244,3 @@ def load(cls: TinyLM, path: str | Path) -> TinyLM:
     student.model = LlamaForCausalLM.from_pretrained(path / 'model').eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
-
-# %% ../../nbs/20_students.tiny.ipynb #d57703d6
-ALPACA_TEMPLATE = ('Below is an instruction that describes a task. Write a response that appropriately completes the '
-                   'request.\n\n### Instruction:\n{prompt}\n\n### Response:\n')
-
-class HFStudentConfig(BaseModel):
-    "LoRA, training and decoding settings of an `HFStudent`; the defaults are the DataEnvGym paper's."
-    model_config = ConfigDict(frozen=True, extra='forbid')
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    target_modules: str | list[str] = 'all-linear'
-    epochs: float = 3
-    max_steps: int = -1                           # if positive, overrides `epochs`
-    batch_size: int = 16
-    lr: float = 1e-4
-    warmup_ratio: float = 0.1
-    schedule: str = 'cosine'
-    max_length: int = 1024
-    prompt_template: str = '{prompt}'
-    max_new_tokens: int = 256
-    predict_batch_size: int = 16
-    seed: int = 0
-
-def _device() -> str: return 'cuda' if torch.cuda.is_available() else 'cpu'
-
-class HFStudent:
-    "Any Hugging Face causal LM, fine-tuned with LoRA through TRL's `SFTTrainer`: a `Student`."
-    def __init__(self, model: str | Path, config: HFStudentConfig | None = None, **overrides):
-        self.name = str(model)
-        self.config = HFStudentConfig.model_validate({**(config or HFStudentConfig()).model_dump(), **overrides})
-        self.tokenizer = AutoTokenizer.from_pretrained(self.name)
-        if self.tokenizer.pad_token is None: self.tokenizer.pad_token = self.tokenizer.eos_token
-        bf16 = _device() == 'cuda' and torch.cuda.is_bf16_supported()
-        self.model = AutoModelForCausalLM.from_pretrained(self.name, dtype=torch.bfloat16 if bf16 else torch.float32)
-        self.model = self.model.to(_device()).eval()
-        self.log_history: list[dict] = []
-
-    def prompt(self, text: str) -> str:
-        "`text` in the prompt template."
-        return self.config.prompt_template.format(prompt=text)
-
-    def __repr__(self): return f'HFStudent({self.name!r}, LoRA rank {self.config.lora_r})'
-
-# %% ../../nbs/20_students.tiny.ipynb #e1903780
-def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfig:
-    "TRL's `SFTConfig` for `c` on this machine: GPU (bfloat16 if supported) or `use_cpu`."
-    cuda = _device() == 'cuda'
-    return SFTConfig(output_dir=output_dir, num_train_epochs=c.epochs, max_steps=c.max_steps,
-                     per_device_train_batch_size=c.batch_size, learning_rate=c.lr, lr_scheduler_type=c.schedule,
-                     warmup_steps=c.warmup_ratio, max_length=c.max_length, completion_only_loss=True, seed=c.seed,
-                     use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none',
-                     save_strategy='no', logging_steps=1, disable_tqdm=not progress)
-
-@patch
-def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True, progress: bool = True) -> HFStudent:
-    "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter."
-    if not data: raise ValueError('HFStudent.fit needs at least one Datum; got none.')
-    c, has_adapter = self.config, isinstance(self.model, PeftModel)
-    if has_adapter and from_base: self.model = self.model.unload()
-    lora = None if has_adapter and not from_base else LoraConfig(
-        r=c.lora_r, lora_alpha=c.lora_alpha, lora_dropout=c.lora_dropout, target_modules=c.target_modules,
-        task_type='CAUSAL_LM')
-    ds = Dataset.from_dict({'prompt': [self.prompt(d.prompt) for d in data], 'completion': [d.response for d in data]})
-    set_seed(c.seed)
-    with tempfile.TemporaryDirectory() as out:
-        trainer = SFTTrainer(model=self.model, args=_sft_config(c, out, progress), train_dataset=ds,
-                             processing_class=self.tokenizer, peft_config=lora)
-        if not progress: trainer.remove_callback(PrinterCallback)
-        trainer.train()
-    self.model, self.log_history = trainer.model.eval(), trainer.state.log_history
-    return self
-
-@patch
-def predict(self: HFStudent, tasks: Sequence[Task]) -> list[str]:
-    "Greedy responses to `tasks`, in order."
-    return generate_responses(self.model, self.tokenizer, [self.prompt(t.prompt) for t in tasks],
-                              self.config.max_new_tokens, self.config.predict_batch_size)
-
-@patch
-def loss(self: HFStudent, data: Sequence[Datum]) -> float:
-    "Mean loss per response token on `data`."
-    prompted = [d.model_copy(update={'prompt': self.prompt(d.prompt)}) for d in data]
-    return response_loss(self.model, self.tokenizer, prompted, self.config.max_length)
-
-# %% ../../nbs/20_students.tiny.ipynb #382b77d4
-def save_adapted(student, path: str | Path, settings_file: str) -> Path:
-    "Save `student`'s LoRA adapter (if trained) and its base model's name and settings to the folder `path`."
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    if isinstance(student.model, PeftModel): student.model.save_pretrained(path / 'adapter')
-    (path / settings_file).write_text(json.dumps({'model': student.name, 'config': student.config.model_dump()}, indent=1))
-    return path
-
-def load_adapted(cls, path: str | Path, settings_file: str, config_cls: type[BaseModel]):
-    "Build a `cls` from what `save_adapted` wrote to `path`: the base model is loaded again by name, then the adapter."
-    path = Path(path)
-    if not (path / settings_file).exists():
-        raise FileNotFoundError(f'No {cls.__name__} at {path}: {settings_file} is missing.')
-    meta = json.loads((path / settings_file).read_text())
-    student = cls(meta['model'], config_cls.model_validate(meta['config']))
-    if (path / 'adapter').exists():
-        student.model = PeftModel.from_pretrained(student.model, path / 'adapter', is_trainable=True).eval()
-    return student
-
-@patch
-def save(self: HFStudent, path: str | Path) -> Path:
-    "Save the LoRA adapter (if trained) and the settings to the folder `path`."
-    return save_adapted(self, path, 'hfstudent.json')
-
-@patch(cls_method=True)
-def load(cls: HFStudent, path: str | Path) -> HFStudent:
-    "Load an `HFStudent` written by `save`; its base model is loaded again from the saved name or path."
-    return load_adapted(cls, path, 'hfstudent.json', HFStudentConfig)

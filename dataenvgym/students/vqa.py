@@ -20,7 +20,6 @@ from torch.nn import functional as F
 from pydantic import BaseModel, ConfigDict
 from safetensors.torch import load_file, save_file
 from fastcore.basics import patch
-from tqdm.auto import tqdm
 
 from peft import LoraConfig, PeftModel, get_peft_model
 from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfig, GemmaTokenizer, PaliGemmaConfig,
@@ -28,7 +27,8 @@ from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfi
 
 from ..core import Datum, Task
 from ..domains.vqa import BACKGROUND, COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
-from .tiny import SeededStudent, _device, load_adapted, save_adapted, train_steps
+from .hf import LoRAStudent, device, load_dtype
+from .tiny import SeededStudent, train_steps
 
 # %% auto #0
 __all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_OBJECTS', 'CROP', 'PALIGEMMA_LORA_TARGETS',
@@ -273,10 +273,10 @@ def _targets(self: VQAStudent, data: Sequence[Datum]) -> torch.Tensor:
 
 @patch
 def fit(self: VQAStudent, data: Sequence[Datum], *, from_base: bool = True,
-         on_step: Callable[[int, float], None] | None = None, progress: bool = True, **overrides) -> VQAStudent:
-    "Train on `data`, from the base weights unless `from_base=False`; `overrides` change training settings for this fit."
+         on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> VQAStudent:
+    "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's training settings."
     if not data: raise ValueError('VQAStudent.fit needs at least one Datum; got none.')
-    config = VQAStudentConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in overrides else {}), **overrides})
+    config = VQAStudentConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in settings else {}), **settings})
     if from_base: self.model.load_state_dict(self.base_state)
     targets = _targets(self, data)
     images = images_tensor(data, config.image_size)
@@ -355,8 +355,10 @@ class HFVisionStudentConfig(BaseModel):
         "Optimiser steps a `fit` on `n_examples` takes."
         return self.steps if self.steps is not None else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
 
-class HFVisionStudent:
+class HFVisionStudent(LoRAStudent):
     "A Hugging Face vision-language model (PaliGemma-style processor), fine-tuned with LoRA on images and questions: a `Student`."
+    settings_file, config_class = 'hfvisionstudent.json', HFVisionStudentConfig
+
     def __init__(self, model: str | Path, config: HFVisionStudentConfig | None = None, **overrides):
         self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)   # a local folder is found from anywhere
         self.config = HFVisionStudentConfig.model_validate({**(config or HFVisionStudentConfig()).model_dump(), **overrides})
@@ -364,10 +366,8 @@ class HFVisionStudent:
         if not getattr(self.processor, 'image_token', None) or 'suffix' not in inspect.signature(self.processor.__call__).parameters:
             raise ValueError(f'{self.name}: HFVisionStudent needs a PaliGemma-style processor (an image token, the answer as a '
                              f'`suffix`); got {type(self.processor).__name__}')
-        bf16 = _device() == 'cuda' and torch.cuda.is_bf16_supported()
-        self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=torch.bfloat16 if bf16 else torch.float32)
-        self.model = self.model.to(_device()).eval()
-        self.losses: list[float] = []
+        self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=load_dtype()).to(device()).eval()
+        self.losses, self.examples_seen, self.base_adapters = [], 0, []
 
     def prompt(self, text: str) -> str:
         "`text` in the prompt template."
@@ -390,10 +390,10 @@ def _batch(self: HFVisionStudent, items: Sequence[Task | Datum], answers: Sequen
 # %% ../../nbs/22_students.vqa.ipynb #95f3fc51
 @patch
 def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
-        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **overrides) -> HFVisionStudent:
+        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> HFVisionStudent:
     "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter."
     if not data: raise ValueError('HFVisionStudent.fit needs at least one Datum; got none.')
-    c = HFVisionStudentConfig.model_validate({**self.config.model_dump(), **overrides})
+    c = HFVisionStudentConfig.model_validate({**self.config.model_dump(), **settings})
     cuda = [self.model.device.index or 0] if self.model.device.type == 'cuda' else []
     with torch.random.fork_rng(devices=cuda):
         torch.manual_seed(c.seed)
@@ -404,6 +404,7 @@ def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
         def batch_loss(idx: list[int]) -> torch.Tensor:
             return self.model(**self._batch([data[i] for i in idx], [data[i].response for i in idx])).loss
         self.losses = train_steps(self.model, len(data), batch_loss, c, on_step, progress)
+    self.examples_seen = len(self.losses) * c.batch_size
     return self
 
 @patch
@@ -430,17 +431,6 @@ def loss(self: HFVisionStudent, data: Sequence[Datum]) -> float:
         n = int((enc['labels'][:, 1:] != -100).sum())
         total, count = total + self.model(**enc).loss.item() * n, count + n
     return total / count
-
-# %% ../../nbs/22_students.vqa.ipynb #66a9f572
-@patch
-def save(self: HFVisionStudent, path: str | Path) -> Path:
-    "Save the LoRA adapter (if trained) and the settings to the folder `path`."
-    return save_adapted(self, path, 'hfvisionstudent.json')
-
-@patch(cls_method=True)
-def load(cls: HFVisionStudent, path: str | Path) -> HFVisionStudent:
-    "Load an `HFVisionStudent` written by `save`; its base model is loaded again from the saved name or path."
-    return load_adapted(cls, path, 'hfvisionstudent.json', HFVisionStudentConfig)
 
 # %% ../../nbs/22_students.vqa.ipynb #5f18a9b3
 def tiny_paligemma(folder: str | Path, *, image_size: int = 32, patch_size: int = 8, hidden_size: int = 32,

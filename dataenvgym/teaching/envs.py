@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.envs.html.md"""
 
 # %% ../../nbs/31_teaching.envs.ipynb #7059f5e6
 from __future__ import annotations
-import inspect, json, math, random, shutil
+import json, math, random, shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Protocol, Sequence, runtime_checkable
@@ -14,17 +14,16 @@ from typing import Annotated, Any, Callable, Literal, Protocol, Sequence, runtim
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core import Datum, EvalReport, Student, Task, check_choice, grade_all, read_jsonl, stable_id, write_jsonl
+from ..core import Datum, Domain, EvalReport, Student, Task, check_choice, grade_all, read_jsonl, stable_id, write_jsonl
 from ..rubrics import Rubric, WeightedSum
-from .skills import OracleDiscoverer, SkillDiscoverer, SkillForest, SkillMap, SubskillProposer
+from .skills import OracleDiscoverer, SkillDiscoverer, SkillForest, SkillMap, SubskillProposer, TaxonomyProposer
 
 # %% auto #0
 __all__ = ['DataSpec', 'Generated', 'Engine', 'Failure', 'TeachingObservation', 'OpenEndedObservation', 'SkillListObservation',
            'SkillTreeObservation', 'OpenEndedAction', 'SkillPlan', 'SkillListAction', 'Explore', 'Exploit',
            'SkillTreeAction', 'ValidationGain', 'DataCost', 'default_reward', 'TeachingConfig', 'TeachingState',
-           'task_key', 'task_datum', 'seed_counts', 'episode_splits', 'quality_check', 'quiet_fit',
-           'quiet_transformers', 'stable_seed', 'TeachingEnv', 'OpenEndedEnv', 'spread_evenly', 'SkillListEnv',
-           'SkillTreeEnv']
+           'seed_counts', 'episode_splits', 'quality_check', 'quiet_transformers', 'stable_seed', 'TeachingEnv',
+           'OpenEndedEnv', 'spread_evenly', 'SkillListEnv', 'SkillTreeEnv']
 
 # %% ../../nbs/31_teaching.envs.ipynb #c313c3a3
 class DataSpec(BaseModel):
@@ -166,51 +165,38 @@ class TeachingState(BaseModel):
     forest: SkillForest | None = None
 
 # %% ../../nbs/31_teaching.envs.ipynb #afae376f
-def task_key(domain, task: Task) -> str:
-    "What makes `task` the same question as another: `domain.key(task)` where the domain defines it, else the prompt."
-    return domain.key(task) if hasattr(domain, 'key') else task.prompt
-
-def task_datum(domain, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
-    "A datum teaching `response` (default: the reference answer) to `task`: `domain.datum` where defined, else `Datum.from_task`."
-    if hasattr(domain, 'datum'): return domain.datum(task, source=source, response=response, **metadata)
-    d = Datum.from_task(task, source, **metadata)
-    return d if response is None else Datum(**{**d.model_dump(exclude={'id'}), 'response': response})
-
-def seed_counts(domain, config: TeachingConfig) -> dict[str, int]:
+def seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
     "Seed-training examples per subskill: the same for all, or as the config lists them."
     n = config.seed_per_subskill
     if isinstance(n, int): return {s: n for s in domain.subskills}
     for s in n: check_choice(s, domain.subskills, 'subskill')
     return {s: n.get(s, 0) for s in domain.subskills}
 
-def episode_splits(domain, config: TeachingConfig, seed: int) -> dict[str, list[Task]]:
-    "Disjoint seed-train, validation and test tasks for an episode (no question, by `task_key`, in two of them)."
+def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[str, list[Task]]:
+    "Disjoint seed-train, validation and test tasks for an episode (no question, by `domain.key`, in two of them)."
     k = len(domain.subskills)
     split = domain.splits(0, config.val_per_subskill * k, config.test_per_subskill * k, seed=seed)
-    key = lambda t: task_key(domain, t)
-    taken, train = {key(t) for t in split['val'] + split['test']}, []
+    taken, train = {domain.key(t) for t in split['val'] + split['test']}, []
     for sub, n in seed_counts(domain, config).items():
-        fresh = [t for t in domain.tasks(3 * n + 50, subskill=sub, seed=stable_seed(seed, 'seed data', sub)) if key(t) not in taken]
-        fresh = list({key(t): t for t in fresh}.values())[:n]
+        drawn = domain.tasks(3 * n + 50, subskill=sub, seed=stable_seed(seed, 'seed data', sub))
+        fresh = list({domain.key(t): t for t in drawn if domain.key(t) not in taken}.values())[:n]
         if len(fresh) < n: raise ValueError(f'{sub} has too few distinct prompts for {n} seed examples besides the exam')
-        train += fresh; taken |= {key(t) for t in fresh}
+        train += fresh; taken |= {domain.key(t) for t in fresh}
     return {**split, 'train': train}
 
-def quality_check(domain, generated: Sequence[Generated], exam_prompts: set[str],
+# %% ../../nbs/31_teaching.envs.ipynb #a0aa50d7
+def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: set[str],
                   known: set[str] = frozenset()) -> tuple[list[Datum], dict[str, int]]:
-    "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`task_key`) is no exam question; count the rest."
+    "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest."
     kept, rejected, seen = [], {}, set(known)
     for g in generated:
-        reason = ('exam prompt' if task_key(domain, g.task) in exam_prompts else 'duplicate' if g.datum.id in seen
+        reason = ('exam prompt' if domain.key(g.task) in exam_prompts else 'duplicate' if g.datum.id in seen
                   else None if domain.grade(g.task, g.datum.response).correct else 'wrong answer')
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
     return kept, rejected
 
-def quiet_fit(student: Student, options: dict[str, Any]) -> dict[str, Any]:
-    "`fit` keyword arguments with the student's own progress bar turned off when it has one (the runner shows progress)."
-    return {'progress': False, **options} if 'progress' in inspect.signature(student.fit).parameters else dict(options)
-
+# %% ../../nbs/31_teaching.envs.ipynb #3805004d
 @contextmanager
 def quiet_transformers():
     "Silence transformers' progress bars (checkpoint writes and loads) inside the block."
@@ -230,12 +216,16 @@ class TeachingEnv:
     "The teaching loop; subclasses define how actions become data specs and what observations show."
     action_type: type[BaseModel] = BaseModel
     name = 'base'
+    spec: dict[str, Any] | None = None      # what `registry.make` built it from (None when built by hand)
 
-    def __init__(self, domain, student: Callable[[int], Student], engine: Engine, config: TeachingConfig | None = None,
-                 discoverer: SkillDiscoverer | None = None, reward: Rubric | None = None, seed_cache: str | Path | None = None):
+    def __init__(self, domain: Domain, student: Callable[[int], Student], engine: Engine, config: TeachingConfig | None = None,
+                 *, discoverer: SkillDiscoverer | None = None, proposer: SubskillProposer | None = None,
+                 initial_allocation: int = 0, reward: Rubric | None = None, seed_cache: str | Path | None = None):
         self.domain, self.make_student, self.engine = domain, student, engine
         self.config = config or TeachingConfig()
         self.discoverer = discoverer or OracleDiscoverer()
+        self.proposer = proposer or TaxonomyProposer(domain)
+        self.initial_allocation = initial_allocation
         self.reward = reward or default_reward()
         self.seed_cache = Path(seed_cache) if seed_cache else None
         self._state, self.student, self.data = TeachingState(), None, []
@@ -250,17 +240,20 @@ class TeachingEnv:
 def _prepare(self: TeachingEnv, seed: int) -> None:
     "Draw the episode's tasks and discover skills on the validation tasks."
     split = episode_splits(self.domain, self.config, seed)
-    self.seed_data = [task_datum(self.domain, t, source='seed') for t in split['train']]
+    self.seed_data = [self.domain.datum(t, source='seed') for t in split['train']]
     self.val, self.test = split['val'], split['test']
     self.val_by_id = {t.id: t for t in self.val}
-    self.exam_prompts = {task_key(self.domain, t) for t in self.val + self.test}     # prompts, in text domains
+    self.exam_prompts = {self.domain.key(t) for t in self.val + self.test}     # prompts, in text domains
     self.skill_map: SkillMap = self.discoverer.discover(self.val)
 
 def _seed_key(env: TeachingEnv, student: Student, seed: int) -> str:
-    "Cache key of the seed student: the student's kind and config, the seed, the training settings and the seed data."
-    config = getattr(student, 'config', None)
-    return stable_id(type(student).__name__, config.model_dump_json() if config else '', seed,
+    "Cache key of the seed student: its kind and settings (`get_params`), the seed, the training settings and the seed data."
+    return stable_id(type(student).__name__, student.get_params(), seed,
                      json.dumps(env.config.seed_fit, sort_keys=True), *[d.id for d in env.seed_data])
+
+def _quiet(options: dict[str, Any]) -> dict[str, Any]:
+    "`fit` keyword arguments with the student's own progress bar off (the runner shows progress), unless `options` say."
+    return {'progress': False, **options}
 
 @patch
 def _seed_student(self: TeachingEnv, seed: int) -> Student:
@@ -269,8 +262,8 @@ def _seed_student(self: TeachingEnv, seed: int) -> Student:
     where = self.seed_cache / f'seed-student-{_seed_key(self, student, seed)}' if self.seed_cache else None
     if where and where.exists():
         with quiet_transformers(): return type(student).load(where)
-    student.fit(self.seed_data, from_base=True, **quiet_fit(student, self.config.seed_fit))
-    if hasattr(student, 'set_base'): student.set_base()
+    student.fit(self.seed_data, from_base=True, **_quiet(self.config.seed_fit))
+    student.set_base()
     if where:
         tmp = where.with_name(where.name + f'.tmp{random.getrandbits(32)}')
         with quiet_transformers(): student.save(tmp)
@@ -337,7 +330,7 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
     try: generated = self.engine.generate(specs, self.val_by_id, stable_seed(s.seed, s.iteration + 1, 'engine'))
     except ValueError as e: return self._error(f'Invalid action: the engine refused it: {e}')
     kept, rejected = quality_check(self.domain, generated, self.exam_prompts, {d.id for d in self.data})
-    if kept: self.student.fit(self._training_data(kept), from_base=self.config.from_base, **quiet_fit(self.student, self.config.fit))
+    if kept: self.student.fit(self._training_data(kept), from_base=self.config.from_base, **_quiet(self.config.fit))
     self.data = self.data + kept
     self.report = self._evaluate()
     self._state = s.model_copy(update={
@@ -346,6 +339,7 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
     obs = self._observe(added=len(kept), rejected=rejected)
     return obs.model_copy(update={'reward': self.reward(action, obs)})
 
+# %% ../../nbs/31_teaching.envs.ipynb #d60568df
 @patch
 def _training_data(self: TeachingEnv, new: list[Datum]) -> list[Datum]:
     "What the student trains on: the new data and, replayed, the older (all of it, or `replay` examples per new one)."
@@ -355,6 +349,7 @@ def _training_data(self: TeachingEnv, new: list[Datum]) -> list[Datum]:
     rng = random.Random(stable_seed(self._state.seed, self._state.iteration + 1, 'replay'))
     return rng.sample(old, min(len(old), round(self.config.replay * len(new)))) + new
 
+# %% ../../nbs/31_teaching.envs.ipynb #706baa42
 @patch
 def _parse(self: TeachingEnv, action) -> BaseModel:
     if isinstance(action, str): return self.action_type.model_validate_json(action)
@@ -363,6 +358,7 @@ def _parse(self: TeachingEnv, action) -> BaseModel:
         raise ValueError(f'{type(self).__name__} takes a {self.action_type.__name__}, got a {type(action).__name__}')
     return self.action_type.model_validate(action.model_dump())
 
+# %% ../../nbs/31_teaching.envs.ipynb #b9b02a5e
 @patch
 def _check_budget(self: TeachingEnv, specs: list[DataSpec]) -> list[DataSpec]:
     total = sum(s.n for s in specs)
@@ -370,6 +366,7 @@ def _check_budget(self: TeachingEnv, specs: list[DataSpec]) -> list[DataSpec]:
     if not specs: raise ValueError('asks for no data')
     return specs
 
+# %% ../../nbs/31_teaching.envs.ipynb #0a0767b2
 @patch
 def _account(self: TeachingEnv, forest: SkillForest | None, kept: list[Datum], tasks: dict[str, Task]) -> SkillForest | None: return forest
 
@@ -431,10 +428,6 @@ class SkillListEnv(TeachingEnv):
 class SkillTreeEnv(TeachingEnv):
     "Observation: the skill forest with allocations and accuracies; action: Explore or Exploit per skill."
     action_type, observation_type, name = SkillTreeAction, SkillTreeObservation, 'skill-tree'
-
-    def __init__(self, domain, student, engine, proposer: SubskillProposer, initial_allocation: int = 0, **kwargs):
-        super().__init__(domain, student, engine, **kwargs)
-        self.proposer, self.initial_allocation = proposer, initial_allocation
 
     def _initial_forest(self) -> SkillForest:
         "Every discovered skill with its first subskill (the proposer's first pick when discovery found none)."

@@ -17,7 +17,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from ..core import Record, Task, check_choice
+from ..core import Domain, Record, Task, check_choice
 
 # %% auto #0
 __all__ = ['Accuracy', 'SubskillNode', 'SkillNode', 'SkillForest', 'SubskillProposer', 'TaxonomyProposer', 'SkillMap',
@@ -213,8 +213,13 @@ class SubskillProposer(Protocol):
 
 class TaxonomyProposer:
     "Proposes a domain's own subskills of a skill that the forest lacks, in taxonomy order."
-    def __init__(self, domain): self.domain = domain
+    def __init__(self, domain: Domain): self.domain = domain
     def __repr__(self): return f'TaxonomyProposer({self.domain!r})'
+
+    @classmethod
+    def for_domain(cls, domain: Domain, llm=None) -> TaxonomyProposer:
+        "The registry's `proposer:taxonomy` for a setup (`llm` is not used)."
+        return cls(domain)
 
     def propose(self, forest: SkillForest, skill: str, n: int) -> list[str]:
         "Up to `n` of the domain's subskills of `skill` not yet in `forest`."
@@ -267,6 +272,11 @@ class OracleDiscoverer:
     "Skills and subskills as the tasks' own `skill` and `subskill` fields."
     def __repr__(self): return 'OracleDiscoverer()'
 
+    @classmethod
+    def for_domain(cls, domain: Domain | None = None, llm=None) -> OracleDiscoverer:
+        "The registry's `discoverer:oracle` for a setup (it needs neither the domain nor an LLM)."
+        return cls()
+
     def discover(self, tasks: Sequence[Task]) -> SkillMap:
         "The skills named by `tasks`."
         if not tasks: raise ValueError('discover needs at least one task; got none')
@@ -307,6 +317,11 @@ class ClusterDiscoverer:
         if n_skills < 1: raise ValueError(f'n_skills must be >= 1, got {n_skills}')
         self.n_skills, self.seed = n_skills, seed
     def __repr__(self): return f'ClusterDiscoverer(n_skills={self.n_skills}, seed={self.seed})'
+
+    @classmethod
+    def for_domain(cls, domain: Domain, llm=None) -> ClusterDiscoverer:
+        "The registry's `discoverer:cluster` for a setup: as many clusters as the domain has skills."
+        return cls(len(domain.skills))
 
     def discover(self, tasks: Sequence[Task]) -> SkillMap:
         "`n_skills` clusters of `tasks`, each named `cluster_<i>` and described by its top terms."

@@ -9,7 +9,8 @@ os.environ.setdefault('OMP_NUM_THREADS', '1')
 import torch
 torch.set_num_threads(1)
 
-from dataenvgym.teaching.runner import run_episode, teaching_setup
+from dataenvgym.teaching.presets import teaching_setup
+from dataenvgym.teaching.runner import run_episode
 from dataenvgym.repair.env import RepairEnv
 from dataenvgym.repair.tasks import TASKS
 from dataenvgym.repair.train import BASELINES, record_episode
