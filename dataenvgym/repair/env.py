@@ -29,8 +29,8 @@ from .specialists import (Diagnosis, Fix, RepairError, Report, _failures, _label
 # %% auto #0
 __all__ = ['COMMANDS', 'COSTS', 'PENALTIES', 'one_thread', 'RepairAction', 'RepairObservation', 'RepairState', 'parse_command',
            'Outcome', 'accuracy_reward', 'process_reward', 'preservation_reward', 'efficiency_reward', 'step_reward',
-           'make_rubric', 'Limits', 'GroundTruthChanged', 'Calibration', 'truth_hash', 'duplicate_groups', 'calibrate',
-           'clear_caches', 'RepairEnv']
+           'make_rubric', 'RepairLimits', 'GroundTruthChanged', 'Calibration', 'truth_hash', 'duplicate_groups',
+           'calibrate', 'clear_caches', 'RepairEnv']
 
 # %% ../../nbs/42_repair.env.ipynb #b27f0fc0
 class RepairAction(BaseModel):
@@ -148,7 +148,7 @@ def make_rubric() -> Rubric:
 
 # %% ../../nbs/42_repair.env.ipynb #3408b59e
 @dataclass
-class Limits:
+class RepairLimits:
     "The anti-exploit thresholds."
     max_message: int = 200
     validate_gap: int = 2
@@ -214,9 +214,9 @@ def clear_caches() -> None:
 # %% ../../nbs/42_repair.env.ipynb #954d2d48
 class RepairEnv:
     "The data-repair environment: `reset(seed=..., task=...)`, `step(action)`, `state`."
-    def __init__(self, task: str = 'task_0_tutorial', limits: Limits | None = None,
+    def __init__(self, task: str = 'task_0_tutorial', limits: RepairLimits | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        self.task, self.limits, self.clock = get_task(task).name, limits or Limits(), clock
+        self.task, self.limits, self.clock = get_task(task).name, limits or RepairLimits(), clock
         self.rubric = make_rubric()
         self._state = RepairState()
 

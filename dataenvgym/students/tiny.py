@@ -145,6 +145,11 @@ class SeededStudent:
         "The student's settings, JSON-ready: its config."
         return self.config.model_dump(mode='json')
 
+    def fit_config(self, settings: dict[str, Any]) -> BaseModel:
+        "This fit's settings: the student's config with `settings` over it (`steps` given, `epochs` is dropped)."
+        drop = {'epochs': None} if 'steps' in settings else {}
+        return type(self.config).model_validate({**self.config.model_dump(), **drop, **settings})
+
 class TinyLM(SeededStudent):
     "A small character-level Llama (0.26M parameters by default), trained fully from a seed on a CPU: a `Student`."
     def __init__(self, config: TinyLMConfig | None = None, **overrides):
@@ -204,7 +209,7 @@ def fit(self: TinyLM, data: Sequence[Datum], *, from_base: bool = True,
         on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> TinyLM:
     "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's training settings."
     if not data: raise ValueError('TinyLM.fit needs at least one Datum; got none.')
-    config = TinyLMConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in settings else {}), **settings})
+    config = self.fit_config(settings)
     if from_base: self.model.load_state_dict(self.base_state)
     examples = encode_examples(self.tokenizer, data, self.config.max_length)
     self.losses = train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)

@@ -276,7 +276,7 @@ def fit(self: VQAStudent, data: Sequence[Datum], *, from_base: bool = True,
          on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> VQAStudent:
     "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's training settings."
     if not data: raise ValueError('VQAStudent.fit needs at least one Datum; got none.')
-    config = VQAStudentConfig.model_validate({**self.config.model_dump(), **({'epochs': None} if 'steps' in settings else {}), **settings})
+    config = self.fit_config(settings)
     if from_base: self.model.load_state_dict(self.base_state)
     targets = _targets(self, data)
     images = images_tensor(data, config.image_size)
