@@ -4,8 +4,10 @@ import json, random
 from hypothesis import given, settings, strategies as st
 
 from dataenvgym.core import Attempt
-from dataenvgym.domains.tools import (ALL_COMBOS, STYLES, Ref, ToolDomain, fmt_plan, make_task, parse_plan, plan_answer,
-                                      plan_metrics, score_plan)
+from dataenvgym.domains.tool_grading import plan_metrics, score_plan
+from dataenvgym.domains.tool_plans import Ref, fmt_plan, parse_plan, plan_answer
+from dataenvgym.domains.tool_requests import ALL_COMBOS, STYLES, make_task, solve_request
+from dataenvgym.domains.tools import ToolDomain
 
 DOMAIN = ToolDomain.full()
 TASKS = DOMAIN.tasks(300, seed=0)
@@ -110,3 +112,9 @@ def test_solve_never_raises(text):
 @given(st.sampled_from(TASKS))
 def test_solve_reads_the_generator(task):
     assert DOMAIN.solve(task.prompt) == task.answer
+
+
+def test_the_domain_solves_with_the_request_reader():
+    "`ToolDomain.solve` is `domains.tool_requests.solve_request`, so either reads a request the same way."
+    for t in TASKS[:50]: assert DOMAIN.solve(t.prompt) == solve_request(t.prompt) == t.answer
+    assert DOMAIN.solve('hello') is solve_request('hello') is None

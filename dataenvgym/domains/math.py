@@ -82,6 +82,7 @@ def _add_ndigit(n: int) -> TaskMaker:
         return f'{a}+{b}=', a + b, {'a': a, 'b': b}
     return make
 
+# %% ../../nbs/11_domains.math.ipynb #9bcbe920
 def _sub_ndigit(n: int) -> TaskMaker:
     def make(rng, level):
         borrows = lambda a, b: any(x < y for x, y in zip(str(a), str(b)))
@@ -90,6 +91,7 @@ def _sub_ndigit(n: int) -> TaskMaker:
         return f'{a}-{b}=', a - b, {'a': a, 'b': b}
     return make
 
+# %% ../../nbs/11_domains.math.ipynb #ad5c27df
 def _signed_pair(rng: random.Random, level: int) -> tuple[int, int]:
     "Two `level`-digit numbers with random signs, at least one negative."
     return _draw(rng, lambda r: tuple(r.choice((-1, 1)) * _n(r, level) for _ in range(2)), lambda a, b: min(a, b) < 0)
@@ -196,6 +198,10 @@ def _ops(name: str) -> TaskMaker:
         return f'{e}=', arith_value(e), {'expr': e}
     return make
 
+_register('order_of_operations', 'ops_no_parens', '1: a+b*c · 2: four operands with - · 3: five operands up to 20', _ops('ops_no_parens'))
+_register('order_of_operations', 'ops_parens', '1: one bracket · 2: a bracket and - · 3: two brackets, operands up to 20', _ops('ops_parens'))
+
+# %% ../../nbs/11_domains.math.ipynb #e00f6500
 def _lin(a: int, v: str, b: int = 0) -> str:
     "`a·v + b` written compactly: `3x+4`, `-x-2`, `x`."
     return {1: v, -1: f'-{v}'}.get(a, f'{a}{v}') + (f'{b:+d}' if b else '')
@@ -221,6 +227,10 @@ def _lin_2step(rng, level):
     else: a, x, b = rng.choice((-1, 1)) * rng.randint(2, 9), _nonzero(rng, 12), _nonzero(rng, 30)
     return _equation(rng, a, x, b), x, {'a': a, 'b': b, 'c': a * x + b}
 
+_register('linear_equations', 'lin_1step', '1: x+b=c · 2: ax=c · 3: signed numbers up to 20, or a negative a', _lin_1step)
+_register('linear_equations', 'lin_2step', '1: ax+b=c, small positive · 2: b may be negative · 3: any signs', _lin_2step)
+
+# %% ../../nbs/11_domains.math.ipynb #f5551dab
 def _mod_small(rng, level):
     a, m = rng.randint(*[(10, 30), (10, 99), (100, 999)][level-1]), rng.randint(2, (9, 12, 30)[level-1])
     return rng.choice(['{} mod {}=', '{}%{}=']).format(a, m), a % m, {'a': a, 'm': m}
@@ -233,6 +243,10 @@ def _mod_expr(rng, level):
         e, value = (f'({a}+{b})', (a + b) % m) if level == 1 else (f'({a}*{b})', a * b % m)
     return rng.choice(['{} mod {}=', '{}%{}=']).format(e, m), value, {'expr': e, 'm': m}
 
+_register('modular_arithmetic', 'mod_small', '1: a ≤ 30, m ≤ 9 · 2: a ≤ 99, m ≤ 12 · 3: a ≤ 999, m ≤ 30', _mod_small)
+_register('modular_arithmetic', 'mod_expr', '1: (a+b) mod m · 2: (a*b) mod m · 3: a^k mod m', _mod_expr)
+
+# %% ../../nbs/11_domains.math.ipynb #e420f170
 def _percent_pair(rng: random.Random, level: int) -> tuple[int, int]:
     "A percentage p and a whole n such that p% of n is a whole number."
     p = rng.choice([(10, 25, 50), range(5, 100, 5), range(1, 201)][level-1])
@@ -247,12 +261,6 @@ def _percent_what(rng, level):
     p, n = _percent_pair(rng, level)
     return rng.choice(['{} is what % of {}?', '{}/{} as a %=']).format(p * n // 100, n), p, {'part': p * n // 100, 'n': n}
 
-_register('order_of_operations', 'ops_no_parens', '1: a+b*c · 2: four operands with - · 3: five operands up to 20', _ops('ops_no_parens'))
-_register('order_of_operations', 'ops_parens', '1: one bracket · 2: a bracket and - · 3: two brackets, operands up to 20', _ops('ops_parens'))
-_register('linear_equations', 'lin_1step', '1: x+b=c · 2: ax=c · 3: signed numbers up to 20, or a negative a', _lin_1step)
-_register('linear_equations', 'lin_2step', '1: ax+b=c, small positive · 2: b may be negative · 3: any signs', _lin_2step)
-_register('modular_arithmetic', 'mod_small', '1: a ≤ 30, m ≤ 9 · 2: a ≤ 99, m ≤ 12 · 3: a ≤ 999, m ≤ 30', _mod_small)
-_register('modular_arithmetic', 'mod_expr', '1: (a+b) mod m · 2: (a*b) mod m · 3: a^k mod m', _mod_expr)
 _register('percentages', 'percent_of', '1: 10, 25 or 50% · 2: multiples of 5% · 3: any 1–200%', _percent_of)
 _register('percentages', 'percent_what', '1: 10, 25 or 50% · 2: multiples of 5% · 3: any 1–200%', _percent_what)
 
@@ -452,6 +460,7 @@ def _linear(lhs: str, rhs: str, v: str) -> Fraction:
     if not m or not re.fullmatch(_N, rhs): raise ValueError(f'Not a linear equation in {v}')
     return Fraction(int(rhs) - int(m[2] or 0), int(m[1] + '1' if m[1] in ('', '-') else m[1]))
 
+# %% ../../nbs/11_domains.math.ipynb #e3a427ff
 _FORMATS: list[tuple[str, Callable[..., int | Fraction]]] = [  # the first pattern that matches decides
     (rf'simplify {_N}/{_N}=', _ratio), (rf'{_N}/{_N} in lowest terms=', _ratio), (rf'{_N} divided by {_N}=', _ratio),
     (rf'{_N}/{_N} of {_N}/{_N}=', lambda a, b, c, d: _ratio(a, b) * _ratio(c, d)),
@@ -485,6 +494,7 @@ def math_task(row: dict, where: str) -> Task | None:
                 difficulty=int(level[1]) if level else 0,
                 metadata={'source': where, 'level': row['level'], 'solution': row['solution']})
 
+# %% ../../nbs/11_domains.math.ipynb #2206a4cd
 def _tasks_from(rows: list[tuple[dict, str]], path: Path, skip_unanswered: bool) -> list[Task]:
     "MATH tasks from (row, where) pairs; an unanswered problem raises, or is skipped with a warning."
     tasks = []

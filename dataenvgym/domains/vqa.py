@@ -237,6 +237,7 @@ def _two_refs(scene, rng, exclude=()) -> tuple[int, int, str, str] | None:
     ri, rj = refer(scene, i, rng, exclude), refer(scene, j, rng, exclude)
     return None if ri is None or rj is None else (i, j, ri, rj)
 
+# %% ../../nbs/14_domains.vqa.ipynb #5a048a78
 def _relation(sides: tuple[str, str]) -> QuestionMaker:
     def make(scene, rng):
         if (two := _two_refs(scene, rng)) is None: return None
@@ -251,6 +252,10 @@ def _relation(sides: tuple[str, str]) -> QuestionMaker:
         return q.format(a=ri, b=rj, w=rng.choice(_REL_WORDS[side])), _yn(holds == (side == sides[0])), list(YES_NO)
     return make
 
+_register('spatial', 'left_right', 'whether one named object is left or right of another', _relation(('left', 'right')))
+_register('spatial', 'above_below', 'whether one named object is above or below another', _relation(('above', 'below')))
+
+# %% ../../nbs/14_domains.vqa.ipynb #89b06f97
 def _nearest(scene, rng):
     objs = scene['objects']
     if len(objs) < 2: return None
@@ -263,6 +268,9 @@ def _nearest(scene, rng):
                     f'Which {attr} does the object next to the {r} have?'])
     return q, objs[d[0][1]][attr], list(VOCAB[attr])
 
+_register('spatial', 'nearest', 'the shape or colour of the object nearest to a named one', _nearest)
+
+# %% ../../nbs/14_domains.vqa.ipynb #0238b7bc
 def _exists_relation(scene, rng):
     objs = scene['objects']
     j = rng.randrange(len(objs))
@@ -278,9 +286,6 @@ def _exists_relation(scene, rng):
     q = rng.choice(['Is there {p} {w} the {r}?', 'Are there any {ps} {w} the {r}?'])
     return q.format(p=article(phrase(desc)), ps=phrase(desc, plural=True), w=rng.choice(_REL_WORDS[side]), r=rj), _yn(want), list(YES_NO)
 
-_register('spatial', 'left_right', 'whether one named object is left or right of another', _relation(('left', 'right')))
-_register('spatial', 'above_below', 'whether one named object is above or below another', _relation(('above', 'below')))
-_register('spatial', 'nearest', 'the shape or colour of the object nearest to a named one', _nearest)
 _register('existence', 'exists_relation', 'whether an object of a kind lies on one side of a named object', _exists_relation)
 
 # %% ../../nbs/14_domains.vqa.ipynb #810464bc
@@ -352,6 +357,7 @@ def task_image(item: Task | Datum, size: int | None = None) -> Image.Image:
     if 'scene' not in md: raise ValueError(f'Task {item.id} has neither an image_path nor a scene in its metadata')
     return _render_cached(json.dumps(md['scene'], sort_keys=True), size or md.get('image_size', 64)).copy()
 
+# %% ../../nbs/14_domains.vqa.ipynb #3eafeee2
 def scene_id(scene: dict) -> str:
     "A short id that depends only on the scene graph (the PNG file name of its image)."
     return stable_id(scene)
@@ -384,6 +390,7 @@ def save_images(items: Sequence[Task | Datum], folder: str | Path, relative_to: 
         out.append(it.model_copy(update={'metadata': {**it.metadata, 'image_path': where}}))
     return out
 
+# %% ../../nbs/14_domains.vqa.ipynb #c1de2008
 def resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task | Datum]:
     "The items with every relative `image_path` taken relative to `base` (the folder of the JSONL file they came from), as full paths."
     def fix(it):
@@ -518,6 +525,7 @@ _RELS = [(r'\b(?:to the left of|on the left of|left of)\b', 'left'), (r'\b(?:to 
          (r'\b(?:on top of|above|over)\b', 'above'), (r'\b(?:below|under|beneath|underneath)\b', 'below')]
 MAX_OBJECTS = 10
 
+# %% ../../nbs/14_domains.vqa.ipynb #87abe0fa
 def _noun(w: str) -> tuple[bool, str | None] | None:
     "(is it a noun, its shape) for a shape word, singular or plural; None if `w` is not one."
     for form in (w, w[:-1] if w.endswith('s') else None, w[:-2] if w.endswith('es') else None):
@@ -539,6 +547,7 @@ def _np(words: list[str], spec: str) -> tuple[dict, int, bool]:
     if (shape := _noun(words[-1])[1]): desc['shape'] = shape
     return desc, count, definite
 
+# %% ../../nbs/14_domains.vqa.ipynb #baef3cb5
 def parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[int, str, int]]]:
     "The objects (partial descriptions) and relations `(i, side, j)` that a text or JSON scene spec asks for."
     if isinstance(spec, str) and spec.strip()[:1] in '[{':
@@ -563,6 +572,7 @@ def parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[in
     if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most {MAX_OBJECTS} fit')
     return objs, rels
 
+# %% ../../nbs/14_domains.vqa.ipynb #22cb1dd5
 def _parse_json_spec(spec: dict | list) -> tuple[list[dict], list[tuple[int, str, int]]]:
     objs = spec.get('objects') if isinstance(spec, dict) else spec
     rels = spec.get('relations', []) if isinstance(spec, dict) else []
@@ -593,6 +603,7 @@ def layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, in
     else: raise ValueError(f'Cannot place {len(objs)} objects so that {list(relations)} all hold; ask for fewer objects or relations')
     return check_scene({'objects': objs})
 
+# %% ../../nbs/14_domains.vqa.ipynb #23ce1199
 def _level(scene: dict) -> int: return 1 if len(scene['objects']) <= 3 else 2 if len(scene['objects']) <= 5 else 3
 
 def spec_text(spec: str | dict | list) -> str:
@@ -683,6 +694,7 @@ def _gqa_options(q: dict) -> list[str] | None:
         if '|' in str(op.get('argument', '')) and q.get('answer') in (choices := op['argument'].split('|')): return choices
     return None
 
+# %% ../../nbs/14_domains.vqa.ipynb #6a201c0d
 def gqa_task(qid: str, q: dict, image_dir: Path | None, where: str) -> Task:
     "A `Task` from one GQA question; `where` names it in errors."
     if not isinstance(q, dict) or (missing := [f for f in ('question', 'imageId') if not isinstance(q.get(f), str)]):
@@ -698,6 +710,7 @@ def gqa_task(qid: str, q: dict, image_dir: Path | None, where: str) -> Task:
                           'is_balanced': q.get('isBalanced'), 'equivalent': q.get('equivalent') or [qid],
                           'structural': types.get('structural'), 'source': where})
 
+# %% ../../nbs/14_domains.vqa.ipynb #3fe65ec6
 def _read_json(p: Path) -> Any:
     try: return json.loads(p.read_text(encoding='utf-8'))
     except json.JSONDecodeError as e: raise JsonlError(f'{p}: not valid JSON ({e.msg})') from None
@@ -776,6 +789,7 @@ def _nb_image(img: Any, row_no: int, i: int, base: Path, image_dir: Path | None,
     if not path.exists(): raise FileNotFoundError(f'{where}: no image at {path}')
     return path
 
+# %% ../../nbs/14_domains.vqa.ipynb #00052b7d
 def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | None, where: str) -> list[Task]:
     "The four tasks (q0_i0, q0_i1, q1_i0, q1_i1) of one NaturalBench row."
     qtype = row.get('Question Type', row.get('Question_Type'))
@@ -798,6 +812,7 @@ def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | Non
         warnings.warn(f'{where}: answers {[t.answer for t in tasks]} differ from the pattern the official scores assume (Yes/A, No/B, No/B, Yes/A)')
     return tasks
 
+# %% ../../nbs/14_domains.vqa.ipynb #f32e29d4
 def load_naturalbench(path: str | Path, image_dir: str | Path | None = None) -> list[Task]:
     "The 4 tasks of each NaturalBench row, from a parquet file, a folder of them, or a JSON Lines export."
     path = Path(path)
