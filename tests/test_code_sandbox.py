@@ -1,7 +1,10 @@
-"""The code sandbox contains hostile code and reports why; the grader never raises on arbitrary text.
+"""The code sandbox contains hostile code and reports it; the grader never raises on arbitrary text.
 
-Each test runs untrusted code through `dataenvgym.domains.code` and checks three things: the verdict, the reason, and
-that nothing escaped (no file written outside the sandbox, this process alive, no child process left behind).
+Each test runs untrusted code through `dataenvgym.domains.code` and checks the verdict and that nothing escaped (no
+file written outside the sandbox, this process alive, no child process left behind). Where the audit hook (the second
+layer) catches an attack first, its `sandbox:` message is what the program sees; where the operating system does, the
+error is the kernel's (a missing path, a read-only file system, EPERM). `tests/test_sandbox_redteam.py` switches the
+hook off and attacks the kernel layers directly.
 """
 import os, signal, socket, tempfile, time
 from pathlib import Path
@@ -83,10 +86,12 @@ def test_fork_loop_is_refused():
     'import shutil\nshutil.copy("/etc/hostname", {p!r})',
 ])
 def test_writing_outside_the_box_is_refused(how):
-    target = Path(tempfile.mkdtemp()) / 'escaped.txt'
+    target = Path(tempfile.mkdtemp()) / 'escaped.txt'   # a folder of the grader's: the box has its own /tmp
     r = run_program(how.format(p=str(target)), limits=LIMITS)
-    assert r.status == 'error' and 'sandbox:' in r.error, r
+    assert r.status == 'error', r
     assert not target.exists()
+    for top in ('/usr/escaped.txt', '/escaped.txt', '/dev/escaped.txt'):   # and the box's own read-only view
+        assert run_program(how.format(p=top), limits=LIMITS).status == 'error', top
 
 
 def test_changing_files_outside_the_box_is_refused():
@@ -95,7 +100,7 @@ def test_changing_files_outside_the_box_is_refused():
     for code in ('import os\nos.remove({p!r})', 'import os\nos.rename({p!r}, "mine")', 'import os\nos.chmod({p!r}, 0o777)',
                  'import os\nos.truncate({p!r}, 0)', 'import shutil\nshutil.rmtree({d!r})'):
         r = run_program(code.format(p=str(victim), d=str(victim.parent)), limits=LIMITS)
-        assert r.status == 'error' and 'sandbox:' in r.error, (code, r)
+        assert r.status == 'error', (code, r)
     assert victim.read_text() == 'keep'
 
 
@@ -109,15 +114,17 @@ def test_sockets_are_refused():
     for code in ('import socket\nsocket.socket()', 'import socket\nsocket.create_connection(("127.0.0.1", 80))',
                  'import socket\nsocket.socket(socket.AF_UNIX)', 'import urllib.request\nurllib.request.urlopen("http://example.com")'):
         r = run_program(code, limits=LIMITS)
-        assert r.status == 'error' and 'sandbox:' in r.error, (code, r)
+        assert r.status == 'error', (code, r)
 
 
 def test_killing_the_parent_is_refused():
     for code in ('import os, signal\nos.kill(os.getppid(), signal.SIGKILL)', 'import os, signal\nos.killpg(os.getpgid(os.getppid()), signal.SIGKILL)',
-                 'import os, signal\nos.kill(-1, signal.SIGKILL)', 'import os, signal\nos.kill(1, signal.SIGTERM)'):
+                 'import os, signal\nos.kill(-1, signal.SIGKILL)', 'import os, signal\nos.kill(1, signal.SIGTERM)',
+                 f'import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)'):
         r = run_program(code, limits=LIMITS)
-        assert r.status == 'error' and 'sandbox:' in r.error, (code, r)
-    assert run_program('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)', limits=LIMITS).status == 'error'  # itself: allowed, reported
+        assert r.status == 'error', (code, r)   # refused by the hook; a box sees neither this process nor its parent
+    r = run_program('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\nprint("here")', limits=LIMITS)
+    assert r.status in ('ok', 'error'), r   # itself: allowed; the box's pid 1 ignores it, a best-effort child dies of it
 
 
 def test_escape_hatches_are_closed():
