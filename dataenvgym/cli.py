@@ -6,20 +6,49 @@ Docs: https://dataenvgym.github.io/dataenvgym/cli.html.md"""
 
 # %% ../nbs/80_cli.ipynb #3c5e0cc5
 from __future__ import annotations
-import argparse, json, sys, time
+import argparse, importlib.util, json, sys, time
 from pathlib import Path
 from typing import Sequence
+
+import yaml
+from pydantic import ValidationError
 
 from .core import EvalReport, Student, evaluate, write_jsonl
 from .registry import lookup, make, registered
 from .teaching.envs import TeachingEnv, quiet_transformers
-from .teaching.llm import LLM, CallCache, LLMConfig
+from .teaching.llm import LLM, CallCache, LLMConfig, LLMError
 from .teaching.llm_modules import LLMDiscoverer
 from .teaching.policies import Policy
 from .teaching.runner import IterationLog, run_episode
 
 # %% auto #0
-__all__ = ['train_student', 'teaching_run', 'teach', 'train_agent', 'main']
+__all__ = ['EXTRAS', 'USER_ERRORS', 'UserError', 'explain', 'train_student', 'teaching_run', 'teach', 'train_agent', 'student',
+           'main']
+
+# %% ../nbs/80_cli.ipynb #3eea6535
+EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
+          'unsloth': 'gpu', 'bitsandbytes': 'gpu', 'tensorboard': 'tensorboard'}
+
+class UserError(Exception):
+    "A mistake in what the command was asked to do, told in one line."
+
+USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError, LLMError)
+
+def explain(error: BaseException) -> str:
+    "`error` in one line: a validation error as its fields, a missing optional package as the extra that brings it."
+    if isinstance(error, ImportError) and (pkg := (error.name or '').split('.')[0]) in EXTRAS:
+        return f"this needs the optional package {pkg}: pip install 'dataenvgym[{EXTRAS[pkg]}]'"
+    if isinstance(error, ValidationError):
+        return '; '.join(f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}{e['msg'].removeprefix('Value error, ')}"
+                         for e in error.errors())
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark:
+        return f'not valid YAML: {error.problem} (line {error.problem_mark.line + 1}, column {error.problem_mark.column + 1})'
+    return ' '.join(str(error).split()) or type(error).__name__
+
+def _refuse(command: str, error: BaseException) -> int:
+    "Say in one line why `command` cannot run; the exit status of a usage error."
+    print(f'dataenvgym {command}: error: {explain(error)}', file=sys.stderr)
+    return 2
 
 # %% ../nbs/80_cli.ipynb #7f27aa76
 def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
@@ -55,6 +84,9 @@ def _print_iteration(log: IterationLog) -> None:
 def _llm(args: argparse.Namespace) -> LLM | None:
     "The LLM the `--llm-*` flags describe, or None without `--llm-model`."
     if not args.llm_model: return None
+    if args.llm_cache_mode != 'replay':                       # a replayed recording needs no client
+        for pkg in ('openai', 'instructor'):
+            if importlib.util.find_spec(pkg) is None: raise ModuleNotFoundError(f'no module {pkg}', name=pkg)
     config = LLMConfig(model=args.llm_model, base_url=args.llm_base_url, api_key_env=args.llm_api_key_env, mode=args.llm_mode)
     return LLM(config, CallCache(args.llm_cache, args.llm_cache_mode) if args.llm_cache else None)
 
@@ -68,19 +100,25 @@ def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Poli
     return env, make(f'policy:{args.env}/{args.policy}', domain=env.domain, llm=llm), llm
 
 # %% ../nbs/80_cli.ipynb #9171d69f
-def _refuse(command: str, error: Exception) -> int:
-    "Say in one line why `command` cannot run; the exit status of a usage error."
-    print(f'dataenvgym {command}: error: {" ".join(str(error).split())}', file=sys.stderr)
-    return 2
+def _check_run_folder(out: Path) -> bool:
+    "Whether `out` holds a run to resume; a `UserError` when its `run.json` is damaged."
+    meta = out / 'run.json'
+    if not meta.exists(): return False
+    try: json.loads(meta.read_text())
+    except ValueError as e: raise UserError(f'{meta} is damaged ({e}); move the folder away or pass another --out') from e
+    return True
 
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe; print per-iteration lines or one JSON object."
     default = f'runs/{args.env}-{args.policy}-seed{args.seed}'
     out = Path(args.out or (default if args.domain == 'math' else default.replace('runs/', f'runs/{args.domain}-')))
-    try: env, policy, llm = teaching_run(args, out)
-    except ValueError as e: return _refuse('teach', e)
-    result = run_episode(env, policy, out, args.seed, progress=False, meter=llm.meter if llm else None,
-                         on_iteration=None if args.json else _print_iteration)
+    resuming = _check_run_folder(out)
+    env, policy, llm = teaching_run(args, out)
+    try: result = run_episode(env, policy, out, args.seed, progress=False, meter=llm.meter if llm else None,
+                              on_iteration=None if args.json else _print_iteration)
+    except (ValueError, OSError) as e:       # a plain ValueError is the runner's own message (another run's folder)
+        if not resuming or type(e) is ValueError: raise
+        raise UserError(f'cannot resume the run in {out} ({explain(e)}): move the folder away or pass another --out') from e
     if args.json: print(json.dumps(result.model_dump(mode='json')))
     else: print(f'test accuracy {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
                 f'at iteration {result.best_iteration} (best on validation): {100 * result.test_gain:+.1f} points; run in {out}')
@@ -105,9 +143,9 @@ def _print_train(res: dict) -> None:
 def train_agent(args: argparse.Namespace) -> int:
     "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."
     from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
-    config = TrainConfig.load(args.config)
+    try: config = TrainConfig.load(args.config)
+    except (ValidationError, yaml.YAMLError) as e: raise UserError(f'config {args.config}: {explain(e)}') from e
     if args.phase == 'config':
-        import yaml
         print(yaml.safe_dump(config.model_dump(mode='json'), sort_keys=False), end='')
         return 0
     out = Path(args.out or f'runs/agent-{Path(args.config).stem}')
@@ -118,18 +156,32 @@ def train_agent(args: argparse.Namespace) -> int:
     return 0
 
 # %% ../nbs/80_cli.ipynb #1bead104
+class _Parser(argparse.ArgumentParser):
+    "argparse, with a usage error in one line."
+    def error(self, message: str):
+        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
+
+def _positive(text: str) -> int:
+    "A whole number of at least 1, for argparse."
+    if not text.isdigit() or int(text) < 1: raise argparse.ArgumentTypeError(f'expected a whole number of at least 1, got {text!r}')
+    return int(text)
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the data-repair environment.')
+    p = _Parser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the '
+                'data-repair environment. A mistake in the arguments ends in one line on stderr; --debug shows the traceback.')
+    p.add_argument('--debug', action='store_true', help='on an error, show the full traceback')
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS, help='on an error, show the full traceback')
     sub = p.add_subparsers(dest='command', required=True)
-    s = sub.add_parser('student', help='train the tiny student on a seeded sample and report per-skill accuracy')
+    s = sub.add_parser('student', parents=[debug], help='train the tiny student on a seeded sample and report per-skill accuracy')
     s.add_argument('--domain', default='math', choices=registered('domain'))
     s.add_argument('--seed', type=int, default=0)
-    s.add_argument('--n-train', type=int, default=4000, help='training tasks (default 4000)')
-    s.add_argument('--n-eval', type=int, default=500, help='held-out evaluation tasks (default 500)')
-    s.add_argument('--steps', type=int, default=None, help="optimiser steps (default: the student's own)")
+    s.add_argument('--n-train', type=_positive, default=4000, help='training tasks (default 4000)')
+    s.add_argument('--n-eval', type=_positive, default=500, help='held-out evaluation tasks (default 500)')
+    s.add_argument('--steps', type=_positive, default=None, help="optimiser steps (default: the student's own)")
     s.add_argument('--save', default=None, help='folder to save the student, its report and the test tasks')
     s.add_argument('--json', action='store_true', help='print one JSON object instead of a table')
-    t = sub.add_parser('teach', help='run a teaching episode: a teacher writes data, the student retrains, gains are reported')
+    t = sub.add_parser('teach', parents=[debug], help='run a teaching episode: a teacher writes data, the student retrains, gains are reported')
     t.add_argument('--env', default='skill-tree', choices=registered('env'))
     t.add_argument('--domain', default='math', choices=registered('domain'))
     t.add_argument('--policy', default='with-state', help="the environment's policy: with-state (default), no-state, ...; llm (skill-tree, with --llm-model)")
@@ -146,7 +198,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument('--llm-mode', default='tools', choices=['tools', 'json', 'md_json'], help='how instructor asks for structure')
     g.add_argument('--llm-cache', default=None, help='JSONL file of recorded calls')
     g.add_argument('--llm-cache-mode', default='auto', choices=['auto', 'record', 'replay'])
-    a = sub.add_parser('train', help='train an agent for the data-repair environment: sft, then grpo, then eval')
+    a = sub.add_parser('train', parents=[debug], help='train an agent for the data-repair environment: sft, then grpo, then eval')
     a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'], help='the phase to run (config: print the config as YAML)')
     a.add_argument('--config', default='tiny', help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
                    'tiny-curriculum, qwen2.5-1.5b-t4')
@@ -155,18 +207,22 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument('--json', action='store_true', help='print one JSON object')
     return p
 
-def main(argv: Sequence[str] | None = None) -> int:
-    "Entry point of the `dataenvgym` console script."
-    args = _parser().parse_args(argv)
-    if args.command == 'teach': return teach(args)
-    if args.command == 'train': return train_agent(args)
-    if args.command == 'student':
-        out = train_student(args.domain, seed=args.seed, n_train=args.n_train, n_eval=args.n_eval,
-                            steps=args.steps, save=args.save, progress=sys.stderr.isatty())
-        report = out.pop('report')
-        if args.json: print(json.dumps(out))
-        else:
-            print(report.table())
-            print(f"\ntrained on {out['n_train']} tasks in {out['train_seconds']:.0f}s "
-                  f"({out['train_examples_per_s']:.0f} examples/s); evaluated on {out['n_eval']} held-out tasks")
+def student(args: argparse.Namespace) -> int:
+    "Train and test the domain's student alone; print its per-skill table or one JSON object."
+    out = train_student(args.domain, seed=args.seed, n_train=args.n_train, n_eval=args.n_eval,
+                        steps=args.steps, save=args.save, progress=sys.stderr.isatty())
+    report = out.pop('report')
+    if args.json: print(json.dumps(out))
+    else:
+        print(report.table())
+        print(f"\ntrained on {out['n_train']} tasks in {out['train_seconds']:.0f}s "
+              f"({out['train_examples_per_s']:.0f} examples/s); evaluated on {out['n_eval']} held-out tasks")
     return 0
+
+def main(argv: Sequence[str] | None = None) -> int:
+    "Entry point of the `dataenvgym` console script: a user error is one line on stderr (a traceback with `--debug`)."
+    args = _parser().parse_args(argv)
+    try: return {'teach': teach, 'train': train_agent, 'student': student}[args.command](args)
+    except USER_ERRORS as e:
+        if args.debug: raise
+        return _refuse(args.command, e)

@@ -20,9 +20,58 @@ def test_same_seed_same_result():
     assert a['per_subskill'] == b['per_subskill']
 
 
-def test_unknown_domain_is_a_clear_error():
-    out = run('student', '--domain', 'chess', check=False)
-    assert out.returncode == 2 and "invalid choice: 'chess'" in out.stderr and 'math' in out.stderr
+def one_line_error(*args, says: str, env=None):
+    "Run the command expecting a user error: exit status 2, one line on stderr that contains `says`, no traceback."
+    out = subprocess.run(['dataenvgym', *args], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 2 and out.stderr.count('\n') == 1 and says in out.stderr, (args, out.returncode, out.stderr[-2000:])
+    assert out.stderr.startswith('dataenvgym ') and 'Traceback' not in out.stderr
+    return out.stderr
+
+
+def test_unknown_names_are_one_line():
+    one_line_error('student', '--domain', 'chess', says="argument --domain: invalid choice: 'chess' (choose from 'math'")
+    one_line_error('teach', '--env', 'nope', says="invalid choice: 'nope' (choose from 'open-ended', 'skill-list', 'skill-tree')")
+    one_line_error('teach', '--preset', 'nope', says="Unknown preset 'nope' for the math domain; valid presets: math/embedded")
+    one_line_error('teach', '--policy', 'nope', '--preset', 'tiny', says="Unknown policy 'skill-tree/nope'; valid policy names")
+    one_line_error('student', '--n-train', '0', says="argument --n-train: expected a whole number of at least 1, got '0'")
+
+
+def test_bad_config_files_are_one_line(tmp_path):
+    files = {'broken.yaml': 'eval_seeds: [5\n', 'values.yaml': 'eval_seeds: [5, 5]\n', 'types.yaml': 'sft: {max_steps: many}\n',
+             'unknown.yaml': 'nonsense_key: 3\n', 'list.yaml': '- 1\n- 2\n'}
+    for name, text in files.items(): (tmp_path / name).write_text(text)
+    for name, says in [('missing.yaml', 'no config file missing.yaml (named configs: tiny, tiny-curriculum'),
+                       ('broken.yaml', 'broken.yaml: not valid YAML: expected \',\' or \']\''),
+                       ('values.yaml', 'values.yaml: eval_seeds is [start, stop) with start < stop; got [5, 5]'),
+                       ('types.yaml', 'types.yaml: sft.max_steps: Input should be a valid integer'),
+                       ('unknown.yaml', 'unknown.yaml: nonsense_key: Extra inputs are not permitted'),
+                       ('list.yaml', 'list.yaml: Input should be a valid dictionary')]:
+        one_line_error('train', 'sft', '--config', str(tmp_path / name) if name != 'missing.yaml' else name, says=says)
+
+
+def test_damaged_or_foreign_run_folders_are_one_line(tmp_path):
+    (tmp_path / 'damaged').mkdir(); (tmp_path / 'damaged' / 'run.json').write_text('{not json')
+    one_line_error('teach', '--preset', 'tiny', '--out', str(tmp_path / 'damaged'), says='run.json is damaged (Expecting')
+    (tmp_path / 'foreign').mkdir()
+    (tmp_path / 'foreign' / 'run.json').write_text(json.dumps({'env': 'skill-list', 'policy': 'with-state', 'seed': 2}))
+    one_line_error('teach', '--preset', 'tiny', '--out', str(tmp_path / 'foreign'),
+                   says='holds a different run (skill-list, with-state, seed 2); use another folder')
+    run('teach', '--preset', 'tiny', '--iterations', '1', '--out', str(tmp_path / 'run'))
+    (tmp_path / 'run' / 'iteration_1' / 'log.json').write_text('garbage')
+    one_line_error('teach', '--preset', 'tiny', '--iterations', '1', '--out', str(tmp_path / 'run'),
+                   says=f'cannot resume the run in {tmp_path / "run"} (Invalid JSON')
+    out = run('teach', '--preset', 'tiny', '--out', str(tmp_path / 'damaged'), '--debug', check=False)
+    assert out.returncode == 1 and 'Traceback' in out.stderr and 'run.json is damaged' in out.stderr.splitlines()[-1]
+
+
+def test_a_missing_extra_and_a_missing_recording_are_one_line(tmp_path):
+    "Without openai (the llm extra) an LLM run says which extra to install; replaying a missing recording says so."
+    code = ("import sys; sys.modules['openai'] = None; from dataenvgym.cli import main; "
+            "sys.exit(main(['teach', '--preset', 'tiny', '--llm-model', 'm', '--out', sys.argv[1]]))")
+    out = subprocess.run([sys.executable, '-c', code, str(tmp_path / 'run')], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 2 and out.stderr == "dataenvgym teach: error: this needs the optional package openai: pip install 'dataenvgym[llm]'\n"
+    one_line_error('teach', '--preset', 'tiny', '--llm-model', 'm', '--llm-cache', str(tmp_path / 'none.jsonl'),
+                   '--llm-cache-mode', 'replay', says='No recording at')
 
 
 def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
@@ -48,10 +97,8 @@ def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
 def test_train_with_a_bad_config_is_a_clear_error(tmp_path):
     bad = tmp_path / 'bad.yaml'
     bad.write_text('eval_seeds: [5, 5]\n')
-    out = run('train', 'sft', '--config', str(bad), check=False)
-    assert out.returncode != 0 and 'eval_seeds is [start, stop) with start < stop' in out.stderr
-    out = run('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), check=False)
-    assert out.returncode != 0 and 'nothing to evaluate' in out.stderr
+    one_line_error('train', 'sft', '--config', str(bad), says='eval_seeds is [start, stop) with start < stop')
+    one_line_error('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), says='nothing to evaluate')
 
 
 def test_teach_with_an_llm_runs_the_domain_it_names(tmp_path):

@@ -1,34 +1,42 @@
-"""The rendered docs in a real browser: every page (tutorials included) loads in headless Chromium with no console
-error, every figure on it is present and decoded, and each tutorial page, and each figure on it, is screenshotted into `_docs/screenshots/`.
+"""The docs site (`tools/render_docs.py`: nbdev's processed notebooks through MkDocs Material) in a real browser.
 
-Needs Debian's chromium and chromium-driver (`.ci/run` installs them where it can) and selenium (the dev extra); the
-test skips, saying which is missing, when they are not there."""
-import functools, http.server, importlib.util, shutil, sys, threading
+Served from 127.0.0.1, it is walked as a reader would: from the front page along the navigation to every page, with
+no console error and every figure decoded on each; the search finds `SkillTreeEnv` and lands on its API entry; every
+tutorial page and one API page are screenshotted (into a temporary folder, or `$DOCS_SCREENSHOTS`). The built HTML
+asks nothing of the network: no script, style, font or image from an http(s) URL.
+
+Needs Debian's chromium and chromium-driver (`.ci/run` installs them where it can), selenium (the dev extra) and
+mkdocs-material (the docs extra); the browser tests skip, saying which is missing, when they are not there."""
+import functools, http.server, importlib.util, os, re, shutil, sys, threading
 from pathlib import Path
+from urllib.parse import urldefrag, urljoin
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = shutil.which('chromium') or '/usr/bin/chromium', shutil.which('chromedriver') or '/usr/bin/chromedriver'
 missing = [name for name, ok in [('chromium', Path(CHROMIUM).exists()), ('chromedriver', Path(CHROMEDRIVER).exists()),
-                                 ('selenium', importlib.util.find_spec('selenium') is not None)] if not ok]
-pytestmark = pytest.mark.skipif(bool(missing), reason=f'browser docs test needs {", ".join(missing)} '
-                                                      '(apt-get install chromium chromium-driver; pip install selenium)')
+                                 ('selenium', importlib.util.find_spec('selenium') is not None),
+                                 ('mkdocs-material', importlib.util.find_spec('material') is not None)] if not ok]
+needs_browser = pytest.mark.skipif(bool(missing), reason=f'browser docs test needs {", ".join(missing)} (apt-get install '
+                                   'chromium chromium-driver; pip install -e ".[dev,docs]")')
+needs_mkdocs = pytest.mark.skipif(importlib.util.find_spec('material') is None, reason='needs mkdocs-material (the docs extra)')
 sys.path.insert(0, str(ROOT / 'tools'))
+FIGURES = 'return Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.getAttribute("src")])'
+NAV = 'return Array.from(document.querySelectorAll("nav.md-nav--primary a.md-nav__link[href]")).map(a => a.href)'
 
 
 @pytest.fixture(scope='module')
 def site():
-    "The docs rendered into `_docs/` and served on 127.0.0.1."
+    "The site built into `_docs/` and served on a free port of 127.0.0.1."
     from render_docs import render
     out = ROOT / '_docs'
     pages = render(out)
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args): pass
-    handler = functools.partial(Quiet, directory=str(out))
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield out, pages, f'http://127.0.0.1:{server.server_address[1]}'
+    yield out, pages, f'http://127.0.0.1:{server.server_address[1]}/'
     server.shutdown(); server.server_close()
 
 
@@ -48,32 +56,75 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
-FIGURES = 'return Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.naturalWidth, i.naturalHeight])'
-
-
-def test_every_page_loads_with_its_figures(site, browser):
-    from selenium.webdriver.common.by import By
+def _open(browser, url: str) -> list[str]:
+    "Load `url`; returns its console errors."
     from selenium.webdriver.support.ui import WebDriverWait
+    browser.get(url)
+    WebDriverWait(browser, 30).until(lambda b: b.execute_script('return document.readyState') == 'complete')
+    return [e['message'] for e in browser.get_log('browser') if e['level'] == 'SEVERE']
+
+
+def _screenshot(browser, path: Path):
+    "The whole page (up to 12,000 pixels tall) as a PNG."
+    height = min(browser.execute_script('return document.documentElement.scrollHeight'), 12000)
+    browser.set_window_size(1280, max(height, 900))
+    browser.save_screenshot(str(path))
+    browser.set_window_size(1280, 900)
+
+
+@needs_mkdocs
+def test_site_loads_nothing_from_the_network(site):
+    out, pages, _ = site
+    remote = re.compile(r'<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)="(?:https?:)?//[^"]+"|url\(["\']?(?:https?:)?//')
+    found = {p.relative_to(out).as_posix(): m.group(0) for p in out.rglob('*') if p.suffix in ('.html', '.css', '.js')
+             for m in [remote.search(p.read_text(encoding='utf-8', errors='replace'))] if m}
+    assert not found, found
+    sizes = {p.relative_to(out).as_posix(): p.stat().st_size for p in pages}
+    assert max(sizes.values()) < 400_000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+@needs_browser
+def test_navigation_reaches_every_page_with_its_figures(site, browser, tmp_path_factory):
     out, pages, url = site
-    shots = out / 'screenshots'
-    shots.mkdir(exist_ok=True)
-    problems, tutorials = [], 0
-    for page in pages:
-        rel = page.relative_to(out).as_posix()
-        browser.get(f'{url}/{rel}')
-        WebDriverWait(browser, 60).until(lambda b: b.execute_script('return document.readyState') == 'complete')
-        errors = [e['message'] for e in browser.get_log('browser') if e['level'] == 'SEVERE']
+    shots = Path(os.environ.get('DOCS_SCREENSHOTS') or tmp_path_factory.mktemp('docs-screenshots'))
+    shots.mkdir(parents=True, exist_ok=True)
+    expected = {url + p.relative_to(out).as_posix() for p in pages}
+    seen, todo, problems = set(), [url + 'index.html'], []
+    while todo:                                              # breadth-first along the navigation, from the front page
+        page = todo.pop(0)
+        if page in seen: continue
+        seen.add(page)
+        rel = page[len(url):]
+        errors = _open(browser, page)
         figures = browser.execute_script(FIGURES)
         if errors: problems.append(f'{rel}: console errors {errors[:3]}')
-        if not all(ok for ok, *_ in figures): problems.append(f'{rel}: {sum(not ok for ok, *_ in figures)} figure(s) did not load')
-        if rel.startswith('tutorials/'):
-            tutorials += 1
-            if not figures: problems.append(f'{rel}: a tutorial page with no figure')
-            height = min(browser.execute_script('return document.body.scrollHeight'), 12000)
-            browser.set_window_size(1280, height)
-            browser.save_screenshot(str(shots / f'{page.stem}.png'))
-            browser.set_window_size(1280, 900)
-            for k, img in enumerate(browser.find_elements(By.TAG_NAME, 'img')):     # each figure on its own, as rendered
-                if img.size['height'] > 40: img.screenshot(str(shots / f'{page.stem}-figure{k}.png'))
+        if bad := [src for ok, src in figures if not ok]: problems.append(f'{rel}: figures that did not decode {bad[:3]}')
+        if rel.startswith('tutorials/') or rel == 'teaching.envs.html': _screenshot(browser, shots / rel.replace('/', '_').replace('.html', '.png'))
+        todo += [link for link in (urldefrag(h)[0] for h in browser.execute_script(NAV))
+                 if link.startswith(url) and link not in seen]
     assert not problems, '\n'.join(problems)
-    assert len(pages) >= 15 and tutorials == len(list((ROOT / 'nbs' / 'tutorials').glob('*.ipynb')))
+    assert expected <= seen, f'not reachable from the navigation: {sorted(expected - seen)}'
+    tutorials = sorted(p.name for p in shots.glob('tutorials_*.png'))
+    assert len(tutorials) == len(list((ROOT / 'nbs' / 'tutorials').glob('*.ipynb'))) >= 8, tutorials
+    assert (shots / 'teaching.envs.png').stat().st_size > 10_000
+    print(f'screenshots in {shots}')
+
+
+@needs_browser
+def test_search_lands_on_the_api_entry(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    _, _, url = site
+    assert not _open(browser, url + 'index.html')
+    box = browser.find_element(By.CSS_SELECTOR, 'input.md-search__input')
+    box.click()
+    box.send_keys('SkillTreeEnv')
+    hit = lambda b: [a for a in b.find_elements(By.CSS_SELECTOR, '.md-search-result a.md-search-result__link')
+                     if urldefrag(a.get_attribute('href'))[1] == 'skilltreeenv']
+    links = WebDriverWait(browser, 20).until(hit)
+    links[0].click()
+    WebDriverWait(browser, 10).until(lambda b: urldefrag(b.current_url)[1] == 'skilltreeenv')
+    entry = browser.find_element(By.ID, 'skilltreeenv')
+    assert entry.text.strip().startswith('SkillTreeEnv') and browser.current_url.startswith(url + 'teaching.envs.html')
+    signature = browser.execute_script('return arguments[0].nextElementSibling.textContent', entry)
+    assert re.match(r'(def|class) SkillTreeEnv\(', signature.strip()), signature[:200]

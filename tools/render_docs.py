@@ -1,73 +1,210 @@
-"""Render every notebook to a static HTML site in `_docs/` (Quarto, which `nbdev-docs` needs, cannot be installed here).
+"""Build the docs site in `_docs/` from nbdev's processed notebooks, with MkDocs and the Material theme, fully offline.
 
-The notebooks' committed outputs are the docs, so nothing is executed. Hidden cells and nbdev directives are dropped,
-as nbdev's own renderer does. Pages load nothing from the network: no MathJax, require.js or widget scripts from a CDN
-(widget outputs show their static picture, which every explorer in `viz` provides).
+`nbdev-docs` needs Quarto, which cannot be installed here, so this is the check on these machines; `nbs/_quarto.yml`
+stays as it is for users who have Quarto. The pipeline:
+
+1. `nbdev-proc-nbs` (run again when a notebook is newer than its processed copy) writes `_proc/`: the notebooks with
+   nbdev's processing applied, so every `show_doc` cell holds the signature and docstring of an exported name;
+2. each processed notebook becomes one Markdown page under `_docs_build/docs/` (named by its `output-file`, as Quarto
+   names it): source cells as code blocks, outputs as text, tables and figures (written as image files, never inlined),
+   widget state dropped (every explorer leaves a static picture), long text outputs cut;
+3. the index is the README; the navigation follows `nbs/sidebar.yml`;
+4. `mkdocs build` with `tools/mkdocs.yml`: navigation, a table of contents per page, client-side search (lunr, in the
+   page), no web fonts and no CDN scripts, so the site loads nothing from the network.
 
 Usage: python tools/render_docs.py [OUT]     (default OUT: _docs)
 """
-import base64, html, re, shutil, sys
+import json, os, re, shutil, subprocess, sys
 from pathlib import Path
 
-import nbformat
-from nbconvert import HTMLExporter
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-NBS = ROOT / 'nbs'
-DIRECTIVE = re.compile(r'^\s*#\|\s*(\S+)')
-OFFLINE = dict(mathjax_url='', require_js_url='', jquery_url='', widget_renderer_url='', jupyter_widgets_base_url='',
-               mermaid_js_url='')
-
-# the "Open in Colab" badge, drawn locally so the page loads nothing from the network (the link itself stays)
-_BADGE = ('<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20"><rect width="117" height="20" rx="3" fill="#555"/>'
-          '<rect x="50" width="67" height="20" rx="3" fill="#f9ab00"/><g fill="#fff" font-family="Verdana,sans-serif" font-size="11">'
-          '<text x="7" y="14">Open in</text><text x="58" y="14">Colab</text></g></svg>')
-COLAB_BADGE = 'data:image/svg+xml;base64,' + base64.b64encode(_BADGE.encode()).decode()
-
-
-def notebooks() -> list[Path]:
-    "Every notebook of the docs, tutorials included, in order."
-    return sorted(p for p in NBS.rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts and not p.name.startswith('_'))
+NBS, PROC, BUILD = ROOT / 'nbs', ROOT / '_proc', ROOT / '_docs_build'
+DOCS_URL = 'https://dataenvgym.github.io/dataenvgym/'
+COLAB_BADGE_URL = 'https://colab.research.google.com/assets/colab-badge.svg'
+MAX_TEXT = 3000                       # characters of one text output kept on the page
+DIRECTIVE = re.compile(r'^\s*#\|\s*([\w-]+)\s*:?\s*(.*)$')
+IMAGES = {'image/png': 'png', 'image/jpeg': 'jpg', 'image/svg+xml': 'svg', 'image/gif': 'gif'}
+BADGE = ('<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20"><rect width="117" height="20" rx="3" fill="#555"/>'
+         '<rect x="50" width="67" height="20" rx="3" fill="#f9ab00"/><g fill="#fff" font-family="Verdana,sans-serif" '
+         'font-size="11"><text x="7" y="14">Open in</text><text x="58" y="14">Colab</text></g></svg>')
 
 
-def _prepare(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    "Drop hidden cells and nbdev directive lines; keep only outputs a static page can show."
-    keep = []
-    for c in nb.cells:
-        flags = {m.group(1) for line in c.source.splitlines() if (m := DIRECTIVE.match(line))}
-        if {'hide', 'exporti'} & flags: continue
-        if c.cell_type == 'code':
-            c.source = '\n'.join(l for l in c.source.splitlines() if not DIRECTIVE.match(l))
-            for o in c.get('outputs', []):
-                if 'data' in o: o['data'].pop('application/vnd.jupyter.widget-view+json', None)
-        keep.append(c)
-    nb.cells = keep
-    nb.metadata.pop('widgets', None)
-    return nb
+def processed(force: bool = False) -> Path:
+    "`_proc/`, brought up to date with `nbdev-proc-nbs` when a notebook changed since it was processed."
+    nbs = [p for p in NBS.rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts]
+    stale = force or any(not (PROC / p.relative_to(NBS)).exists()
+                         or (PROC / p.relative_to(NBS)).stat().st_mtime < p.stat().st_mtime for p in nbs)
+    if stale and (r := subprocess.run(['nbdev-proc-nbs', '--force'], cwd=ROOT, capture_output=True, text=True)).returncode:
+        raise RuntimeError(f'nbdev-proc-nbs failed:\n{(r.stdout + r.stderr)[-3000:]}')
+    return PROC
 
 
-def render(out: Path = ROOT / '_docs') -> list[Path]:
-    "Write one HTML page per notebook under `out` (mirroring `nbs/`) and an index page; returns the pages."
-    exporter = HTMLExporter(template_name='lab', **OFFLINE)
-    pages = []
-    for nb_path in notebooks():
-        body, _ = exporter.from_notebook_node(_prepare(nbformat.read(nb_path, as_version=4)))
-        body = re.sub(r'<script[^>]+src="https?://[^"]*"[^>]*>\s*</script>', '', body)   # nothing from the network
-        body = body.replace('<head>', '<head><link rel="icon" href="data:,">', 1)            # no favicon request either
-        body = body.replace('https://colab.research.google.com/assets/colab-badge.svg', COLAB_BADGE)
-        page = out / nb_path.relative_to(NBS).with_suffix('.html')
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(body, encoding='utf-8')
-        pages.append(page)
-    if (NBS / 'images').is_dir(): shutil.copytree(NBS / 'images', out / 'images', dirs_exist_ok=True)   # figures the markdown links
-    links = '\n'.join(f'<li><a href="{p.relative_to(out).as_posix()}">{html.escape(p.relative_to(out).with_suffix("").as_posix())}</a></li>'
-                      for p in pages)
-    (out / 'index.html').write_text(f'<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>dataenvgym docs</title></head>'
-                                    f'<body><h1>dataenvgym</h1><ul>{links}</ul></body></html>', encoding='utf-8')
-    return pages
+def front_matter(nb: dict) -> dict:
+    "The YAML front matter nbdev puts in a processed notebook's first (raw) cell."
+    c = nb['cells'][0] if nb['cells'] else {}
+    src = ''.join(c.get('source', ''))
+    if c.get('cell_type') != 'raw' or not src.startswith('---'): return {}
+    return yaml.safe_load(src.strip().strip('-')) or {}
+
+
+def page_path(rel: Path, nb: dict) -> Path:
+    "Where a notebook's page goes, relative to the docs: its `output-file`, in the notebook's folder, as `.md`."
+    out = front_matter(nb).get('output-file') or rel.with_suffix('.html').name
+    return rel.parent / Path(out).with_suffix('.md')
+
+
+def _text(s) -> str: return ''.join(s) if isinstance(s, list) else s
+
+
+def _cut(s: str) -> str:
+    return s if len(s) <= MAX_TEXT else s[:MAX_TEXT] + f'\n… ({len(s) - MAX_TEXT:,} more characters)'
+
+
+def _fence(s: str, lang: str = 'text') -> str:
+    ticks = '`' * max(3, max((len(m) for m in re.findall(r'`+', s)), default=0) + 1)
+    return f'{ticks}{lang}\n{s.rstrip()}\n{ticks}'
+
+
+class Page:
+    "One processed notebook turned into a Markdown page; figures are written next to it as files."
+    def __init__(self, rel: Path, nb: dict, docs: Path, links: dict[str, str]):
+        self.rel, self.nb, self.docs, self.links = rel, nb, docs, links
+        self.md = page_path(rel, nb)
+        self.assets = Path('assets') / self.md.with_suffix('').as_posix().replace('/', '_')
+        self.n_images = 0
+
+    def _link(self, target: str) -> str:
+        "A docs link, relative to this page (`teaching.envs.md#dataspec`), so mkdocs checks and converts it."
+        up = '../' * len(self.md.parent.parts)
+        return up + target
+
+    def _local(self, md: str) -> str:
+        "Markdown with links to the published docs made local, and the Colab badge drawn locally."
+        md = md.replace(COLAB_BADGE_URL, self._link('assets/colab-badge.svg'))
+        def sub(m):
+            page, anchor = m.group(1), m.group(2) or ''
+            return self._link(self.links.get(page, page)) + anchor
+        md = re.sub(re.escape(DOCS_URL) + r'([\w./-]+\.html)(#[\w.-]*)?', sub, md)
+        def notebook(m):                                 # a link to another notebook, relative to this one
+            target = os.path.normpath((self.rel.parent / m.group(1)).as_posix())
+            return f']({self._link(self.links[target])}{m.group(2) or ""})' if target in self.links else m.group(0)
+        return re.sub(r'\]\(([\w./-]+\.ipynb)(#[\w.-]*)?\)', notebook, md)
+
+    def _api(self, md: str) -> str:
+        "A `show_doc` entry's heading with the anchor Quarto gives it (`LLM.ask` → `#llm.ask`), which nbdev's links use."
+        return re.sub(r'^(#{2,4}) ([\w.]+)\s*$', lambda m: f'{m.group(1)} {m.group(2)} {{#{m.group(2).lower()}}}', md, flags=re.M)
+
+    def _image(self, data, ext: str) -> str:
+        import base64
+        path = self.docs / self.assets / f'{self.n_images}.{ext}'
+        self.n_images += 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if ext == 'svg': path.write_text(_text(data), encoding='utf-8')
+        else: path.write_bytes(base64.b64decode(_text(data)))
+        return f'![]({self._link(path.relative_to(self.docs).as_posix())})'
+
+    def _output(self, o: dict) -> str:
+        kind = o.get('output_type')
+        if kind == 'stream': return _fence(_cut(_text(o['text'])))
+        if kind == 'error': return _fence(_cut(re.sub(r'\x1b\[[0-9;]*m', '', '\n'.join(o.get('traceback', [])))))
+        data = o.get('data', {})
+        for mime, ext in IMAGES.items():
+            if mime in data: return self._image(data[mime], ext)
+        if 'text/markdown' in data: return self._api(self._local(_text(data['text/markdown'])))
+        if 'text/html' in data:
+            html = re.sub(r'<script\b.*?</script>', '', _text(data['text/html']), flags=re.S)
+            html = '\n'.join(l for l in html.splitlines() if l.strip())
+            if len(html) < 60_000: return f'<div class="output-html" markdown="0">\n{html}\n</div>'
+        if 'text/plain' in data: return _fence(_cut(_text(data['text/plain'])))
+        return ''
+
+    def _code(self, c: dict) -> list[str]:
+        lines = _text(c['source']).splitlines()
+        flags = {m.group(1): m.group(2).strip() for l in lines if (m := DIRECTIVE.match(l))}
+        if 'hide' in flags or flags.get('include') == 'false': return []
+        src = '\n'.join(l for l in lines if not DIRECTIVE.match(l)).strip()
+        parts = [] if flags.get('echo') == 'false' or 'hide_input' in flags or not src else [_fence(src, 'python')]
+        if flags.get('output') != 'false' and 'hide_output' not in flags:
+            parts += [s for o in c.get('outputs', []) if (s := self._output(o))]
+        return parts
+
+    def markdown(self) -> str:
+        "The page: the notebook's title and one-line summary, then every cell in order."
+        fm = front_matter(self.nb)
+        parts = [f'# {fm.get("title", self.md.stem)}'] + ([f'> {fm["description"]}'] if fm.get('description') else [])
+        for c in self.nb['cells'][1 if fm else 0:]:
+            if c['cell_type'] == 'markdown': parts.append(self._local(_text(c['source'])))
+            elif c['cell_type'] == 'code': parts += self._code(c)
+        return '\n\n'.join(p.strip('\n') for p in parts) + '\n'
+
+
+def sidebar(proc: Path) -> list[str]:
+    "The notebooks of `nbs/sidebar.yml` (or `_proc/sidebar.yml`), in its order, as paths relative to `nbs/`."
+    for f in (NBS / 'sidebar.yml', proc / 'sidebar.yml'):
+        if f.exists(): break
+    else: return sorted(p.relative_to(proc).as_posix() for p in proc.rglob('*.ipynb'))
+    def walk(items):
+        for it in items:
+            if isinstance(it, str): yield it
+            elif isinstance(it, dict): yield from walk(it.get('contents', []))
+    return [p for p in walk(yaml.safe_load(f.read_text())['website']['sidebar']['contents']) if p.endswith('.ipynb')]
+
+
+def _index(docs: Path) -> str:
+    "The README, as the site's front page (its links into the docs made local)."
+    return (ROOT / 'README.md').read_text(encoding='utf-8').replace(DOCS_URL, '')
+
+
+def write_markdown(proc: Path, docs: Path) -> list[tuple[str, str]]:
+    "Every page as Markdown under `docs`; returns the navigation: (title, page) in sidebar order."
+    if docs.exists(): shutil.rmtree(docs)
+    (docs / 'assets').mkdir(parents=True)
+    (docs / 'assets' / 'colab-badge.svg').write_text(BADGE, encoding='utf-8')
+    for folder in ('images',):
+        if (NBS / folder).is_dir(): shutil.copytree(NBS / folder, docs / folder)
+    nbs = {rel: json.loads((proc / rel).read_text(encoding='utf-8')) for rel in sidebar(proc) if rel != 'index.ipynb'}
+    links = {}                                  # nbdev's links (core.html) and notebook links (00_core.ipynb) → pages
+    for rel, nb in nbs.items():
+        md = page_path(Path(rel), nb).as_posix()
+        links[Path(md).with_suffix('.html').as_posix()] = links[rel] = md
+    (docs / 'index.md').write_text(_index(docs), encoding='utf-8')
+    nav = [('Home', 'index.md')]
+    for rel, nb in nbs.items():
+        page = Page(Path(rel), nb, docs, links)
+        (docs / page.md).parent.mkdir(parents=True, exist_ok=True)
+        (docs / page.md).write_text(page.markdown(), encoding='utf-8')
+        title = front_matter(nb).get('title', page.md.stem) if rel.startswith('tutorials/') else page.md.stem
+        nav.append((str(title), page.md.as_posix()))
+    return nav
+
+
+def _nav(nav: list[tuple[str, str]]) -> list:
+    "MkDocs navigation: the front page, the API reference, then each folder (tutorials) as a section."
+    top, sections = [], {}
+    for title, page in nav:
+        folder = page.rpartition('/')[0]
+        if folder: sections.setdefault(folder.capitalize(), []).append({title: page})
+        else: top.append({title: page})
+    return top[:1] + [{name: pages} for name, pages in sections.items()] + [{'API reference': top[1:]}]
+
+
+def render(out: Path = ROOT / '_docs', force: bool = False) -> list[Path]:
+    "Build the site into `out`; returns its pages (HTML files), the front page first."
+    proc = processed(force)
+    nav = write_markdown(proc, BUILD / 'docs')
+    cfg = yaml.safe_load((ROOT / 'tools' / 'mkdocs.yml').read_text())
+    cfg.update(docs_dir='docs', site_dir=str(out.resolve()), nav=_nav(nav))
+    (BUILD / 'mkdocs.yml').write_text(yaml.safe_dump(cfg, sort_keys=False))
+    r = subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--clean', '-q', '-f', str(BUILD / 'mkdocs.yml')],
+                       capture_output=True, text=True)
+    if r.returncode: raise RuntimeError(f'mkdocs build failed:\n{r.stderr[-3000:]}')
+    return [out / Path(page).with_suffix('.html') for _, page in nav]
 
 
 if __name__ == '__main__':
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / '_docs'
     pages = render(out)
-    print(f'rendered {len(pages)} pages into {out}')
+    size = sum(p.stat().st_size for p in pages)
+    print(f'built {len(pages)} pages into {out} ({size / len(pages) / 1024:.0f} KB of HTML a page on average)')
