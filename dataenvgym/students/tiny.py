@@ -150,6 +150,16 @@ class SeededStudent:
         drop = {'epochs': None} if 'steps' in settings else {}
         return type(self.config).model_validate({**self.config.model_dump(), **drop, **settings})
 
+    def fit(self, data: Sequence[Datum], *, from_base: bool = True,
+            on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings):
+        "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's settings."
+        if not data: raise ValueError(f'{type(self).__name__}.fit needs at least one Datum; got none.')
+        config = self.fit_config(settings)
+        if from_base: self.model.load_state_dict(self.base_state)
+        self.losses = self._train(data, config, on_step, progress)
+        self.examples_seen = len(self.losses) * config.batch_size
+        return self
+
 class TinyLM(SeededStudent):
     "A small character-level Llama (0.26M parameters by default), trained fully from a seed on a CPU: a `Student`."
     def __init__(self, config: TinyLMConfig | None = None, **overrides):
@@ -205,16 +215,10 @@ def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], 
 
 # %% ../../nbs/20_students.tiny.ipynb #7c53d0f0
 @patch
-def fit(self: TinyLM, data: Sequence[Datum], *, from_base: bool = True,
-        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> TinyLM:
-    "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's training settings."
-    if not data: raise ValueError('TinyLM.fit needs at least one Datum; got none.')
-    config = self.fit_config(settings)
-    if from_base: self.model.load_state_dict(self.base_state)
+def _train(self: TinyLM, data: Sequence[Datum], config: TinyLMConfig, on_step, progress: bool) -> list[float]:
+    "`SeededStudent.fit`'s training step: encode `data` and train the causal LM; the loss of every step."
     examples = encode_examples(self.tokenizer, data, self.config.max_length)
-    self.losses = train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)
-    self.examples_seen = len(self.losses) * config.batch_size
-    return self
+    return train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)
 
 @patch
 def predict(self: TinyLM, tasks: Sequence[Task]) -> list[str]:

@@ -272,12 +272,8 @@ def _targets(self: VQAStudent, data: Sequence[Datum]) -> torch.Tensor:
     return torch.tensor([self.answer_ids[r] for r in norm])
 
 @patch
-def fit(self: VQAStudent, data: Sequence[Datum], *, from_base: bool = True,
-         on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> VQAStudent:
-    "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's training settings."
-    if not data: raise ValueError('VQAStudent.fit needs at least one Datum; got none.')
-    config = self.fit_config(settings)
-    if from_base: self.model.load_state_dict(self.base_state)
+def _train(self: VQAStudent, data: Sequence[Datum], config: VQAStudentConfig, on_step, progress: bool) -> list[float]:
+    "`SeededStudent.fit`'s training step: answers as classes, a cross-entropy loss per batch; the loss of every step."
     targets = _targets(self, data)
     images = images_tensor(data, config.image_size)
     ids, lengths = questions_tensor([d.prompt for d in data], self.word_ids)
@@ -285,9 +281,7 @@ def fit(self: VQAStudent, data: Sequence[Datum], *, from_base: bool = True,
         idx = torch.tensor(idx)
         width = int(lengths[idx].max())
         return F.cross_entropy(self.model(images[idx], ids[idx, :width], lengths[idx]), targets[idx])
-    self.losses = train_steps(self.model, len(data), batch_loss, config, on_step, progress)
-    self.examples_seen = len(self.losses) * config.batch_size
-    return self
+    return train_steps(self.model, len(data), batch_loss, config, on_step, progress)
 
 @patch
 @torch.no_grad()
