@@ -97,18 +97,19 @@ def test_a_domain_loads_only_core_and_domains(module):
 @pytest.mark.parametrize('module', submodules('dataenvgym.repair'))
 def test_repair_loads_no_domain_student_or_teaching(module):
     "Importing any repair module loads nothing of domains, students, teaching or the cli."
-    if module.endswith('.serve') and importlib.util.find_spec('openenv') is None:
-        pytest.skip('dataenvgym.repair.serve needs the `serve` extra (openenv)')
+    if module.endswith(('.serve', '.gym')) and importlib.util.find_spec('openenv') is None:
+        pytest.skip(f'{module} needs the `serve` extra (openenv, gymnasium)')
     bad = tuple(f'dataenvgym.{p}' for p in ('domains', 'students', 'teaching', 'cli', 'testing'))
     extra = [m for m in loaded_by(module) if m.startswith(bad)]
     assert not extra, f'importing {module} loads {extra}'
 
 
+COMPOSERS = {'dataenvgym.teaching.presets', 'dataenvgym.teaching.config'}   # they build concrete domains and students by name
+
 def test_teaching_contract_names_every_teaching_module_but_the_presets():
     "A new teaching module falls under the contract that keeps concrete domains and students out of teaching."
     contract = next(c for c in CONFIG['contracts'] if c['id'] == 'teaching')
-    assert sorted(contract['source_modules']) == [m for m in submodules('dataenvgym.teaching')
-                                                  if m != 'dataenvgym.teaching.presets']
+    assert sorted(contract['source_modules']) == [m for m in submodules('dataenvgym.teaching') if m not in COMPOSERS]
 
 
 def test_layers_cover_the_whole_package():

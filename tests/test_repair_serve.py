@@ -1,13 +1,17 @@
-"""The OpenEnv server: concurrent WebSocket sessions reproduce in-process trajectories; malformed messages get an error
-reply and the server stays up. Skipped when the `serve` extra (openenv) is not installed."""
+"""The repair environment's OpenEnv server: whole episodes over HTTP and WebSocket equal in-process runs, concurrent
+sessions, strict reset options, malformed messages answered with short errors while the server goes on serving, and
+`openenv validate` in both modes with a runtime check that resets and steps. Skipped without the `serve` extra."""
 import json, os, socket, subprocess, sys, threading, time
+from contextlib import ExitStack
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip('openenv')
 uvicorn = pytest.importorskip('uvicorn')
+httpx = pytest.importorskip('httpx')
 ws_sync = pytest.importorskip('websockets.sync.client')
 
 from dataenvgym.repair.agents import HeuristicAgent, RandomAgent
@@ -17,6 +21,8 @@ from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, to_wi
 SESSIONS = [(seed, 'task_0_tutorial' if seed % 2 else 'task_1_easy',
              RandomAgent if seed % 3 else lambda s: HeuristicAgent()) for seed in range(8)]
 ROOT = Path(__file__).parents[1]
+CAPACITY = 10
+MAX_REPLY = 600          # characters: an error reply never carries the input back
 
 
 def test_app_is_built_on_first_access_from_the_path_openenv_yaml_names():
@@ -31,21 +37,24 @@ def test_app_is_built_on_first_access_from_the_path_openenv_yaml_names():
     assert out.returncode == 0 and out.stdout.strip() == 'FastAPI', out.stderr[-2000:]
 
 
-@pytest.fixture(scope='module')
-def url():
+def serve(app):
+    "Start `app` on a free 127.0.0.1 port in a thread; (url, server)."
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
-    config = uvicorn.Config(make_app(max_concurrent_envs=8), host='127.0.0.1', port=port, log_level='warning')
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
+    server = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=port, log_level='warning'))
+    threading.Thread(target=server.run, daemon=True).start()
     deadline = time.time() + 30
     while not server.started:
         assert time.time() < deadline, 'server did not start'
         time.sleep(0.05)
-    yield f'http://127.0.0.1:{port}'
+    return f'http://127.0.0.1:{port}', server
+
+
+@pytest.fixture(scope='module')
+def url():
+    url, server = serve(make_app(max_concurrent_envs=CAPACITY))
+    yield url
     server.should_exit = True
-    thread.join(10)
 
 
 def in_process(seed, task, make_agent):
@@ -71,7 +80,38 @@ def over_websocket(url, seed, task, make_agent):
     return out
 
 
-def test_concurrent_sessions_match_in_process(url):
+def observation(reply: dict) -> dict:
+    "An in-process-shaped observation from an HTTP reply."
+    return {**reply['observation'], 'reward': reply['reward'], 'done': reply['done']}
+
+
+def over_http(url, seed, task, make_agent):
+    agent, out = make_agent(seed), []
+    agent.begin(None)
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post('/reset', json={'seed': seed, 'task': task, 'episode_id': f'http-{seed}'})
+        assert r.status_code == 200, r.text
+        sid = r.json()['session_id']
+        out.append(observation(r.json()))
+        while not out[-1]['done']:
+            obs = to_wire(RepairEnv().reset(seed=0)).model_validate(out[-1])
+            r = http.post('/step', json={'session_id': sid, 'action': {'message': agent.act(obs)}})
+            assert r.status_code == 200, r.text
+            out.append(observation(r.json()))
+        state = http.get('/state', params={'session_id': sid}).json()
+        assert state['episode_id'] == f'http-{seed}' and state['step_count'] == len(out) - 1, state
+        assert http.post('/close', json={'session_id': sid}).json()['closed']
+        assert http.get('/state', params={'session_id': sid}).status_code == 404
+    return out
+
+
+def test_a_whole_episode_over_http_matches_in_process(url):
+    "HTTP sessions survive between calls: reset, steps to the end, state, close — the in-process trajectory."
+    for s in SESSIONS[:2]:
+        assert over_http(url, *s) == in_process(*s)
+
+
+def test_concurrent_websocket_sessions_match_in_process(url):
     expected = [in_process(*s) for s in SESSIONS]
     with ThreadPoolExecutor(len(SESSIONS)) as pool:
         got = list(pool.map(lambda s: over_websocket(url, *s), SESSIONS))
@@ -80,17 +120,122 @@ def test_concurrent_sessions_match_in_process(url):
     assert len({json.dumps(e[-1], sort_keys=True) for e in expected}) == len(SESSIONS)  # the sessions really differ
 
 
-def test_malformed_messages_get_errors_and_server_stays_up(url):
+BAD_OPTIONS = [({'sed': 3}, 'sed is not a field'), ({'tsak': 'task_1_easy'}, 'tsak is not a field'),
+               ({'seed': 2.7}, 'valid integer'), ({'seed': '5'}, 'valid integer'), ({'seed': True}, 'valid integer'),
+               ({'seed': -1}, 'greater than or equal'), ({'task': 'task_9_nope'}, 'task_1_easy'),
+               ({'episode_id': 5}, 'valid string')]
+
+
+@pytest.mark.parametrize('options,says', BAD_OPTIONS)
+def test_reset_options_are_strict_over_both_transports(url, options, says):
+    "Unknown or mistyped reset options are refused with the reason, never dropped or coerced."
+    r = httpx.post(url + '/reset', json=options, timeout=60)
+    assert r.status_code == 400 and says in r.json()['detail'] and len(r.text) < MAX_REPLY, r.text
     with ws_sync.connect(url.replace('http', 'ws') + '/ws') as ws:
-        bads = ['not json', json.dumps({'type': 'step', 'data': {'bogus': 1}}), json.dumps({'type': 'fly'})]
-        for bad in bads:
-            ws.send(bad)
-            reply = json.loads(ws.recv(timeout=30))
-            assert reply['type'] == 'error' and reply['data']['message'], reply
+        ws.send(json.dumps({'type': 'reset', 'data': options}))
+        reply = ws.recv(timeout=60)
+        assert json.loads(reply)['type'] == 'error' and says in reply and len(reply) < MAX_REPLY, reply
+
+
+def test_episode_id_and_seed_reach_the_episode(url):
+    with RepairClient(base_url=url).sync() as client:
+        r = client.reset(seed=5, episode_id='mine', task='task_1_easy')
+        st = client.state()
+    assert (st.episode_id, st.seed, st.task) == ('mine', 5, 'task_1_easy')
+    assert r.observation.metadata['seed'] == 5
+
+
+def test_http_without_a_session_says_how_to_get_one(url):
+    with httpx.Client(base_url=url, timeout=60) as http:
+        for r in [http.post('/step', json={'action': {'message': 'help'}}), http.get('/state')]:
+            assert r.status_code == 400 and 'session_id' in r.json()['detail'] and '/ws' in r.json()['detail']
+        r = http.post('/step', json={'session_id': 'nope', 'action': {'message': 'help'}})
+        assert r.status_code == 404 and 'POST /reset' in r.json()['detail']
+        for body, status in [(b'{not json', 400), (b'[1, 2]', 400), (b'"x"', 400), (b'{"a": ' + b'1' * 1_100_000 + b'}', 413)]:
+            r = http.post('/reset', content=body, headers={'content-type': 'application/json'})
+            assert r.status_code == status and len(r.text) < MAX_REPLY, (body[:20], r.text[:300])
+
+
+def ws_errors(ws, frames):
+    "Send each frame; every reply must be a short error."
+    for frame in frames:
+        ws.send(frame)
+        reply = ws.recv(timeout=30)
+        msg = json.loads(reply)
+        assert msg['type'] == 'error' and msg['data']['message'] and len(reply) < MAX_REPLY, (str(frame)[:60], reply)
+
+
+def test_malformed_messages_get_short_errors_and_the_session_goes_on(url):
+    big = 'x' * 1_000_000
+    with ws_sync.connect(url.replace('http', 'ws') + '/ws', max_size=2**24) as ws:
+        ws_errors(ws, [json.dumps({'type': 'step', 'data': {'message': 'help'}})])       # step before reset
+        ws_errors(ws, ['not json', '[1, 2]', '5', 'null', '"reset"', b'\x00\x01binary',
+                       json.dumps({'type': 'fly' * 1000}), json.dumps({'type': 'reset', 'data': [1]}),
+                       json.dumps({'type': 'reset', 'extra': 1}), json.dumps({'type': 'reset', 'data': {'seed': big}}),
+                       json.dumps({'type': 'reset', 'data': {big: 1}}), '[' * 100_000])
         ws.send(json.dumps({'type': 'reset', 'data': {'seed': 1}}))
-        assert json.loads(ws.recv(timeout=60))['type'] == 'observation'  # the same session still works
-        ws.send(json.dumps({'type': 'step', 'data': {'message': 'fly to the moon'}}))
+        assert json.loads(ws.recv(timeout=60))['type'] == 'observation'
+        ws_errors(ws, [json.dumps({'type': 'step', 'data': {'message': 5}}), json.dumps({'type': 'step', 'data': {'mesage': 'help'}}),
+                       json.dumps({'type': 'step', 'data': {'message': big}}), json.dumps({'type': 'step'}) + ' ' * 300_000])
+        ws.send(json.dumps({'type': 'step', 'data': {'message': 'fly to the moon'}}))   # an unknown command is the env's
         reply = json.loads(ws.recv(timeout=30))
         assert reply['type'] == 'observation' and 'unknown command' in reply['data']['observation']['response']
-    with RepairClient(base_url=url).sync() as client:  # and so does the server
-        assert client.reset(seed=2).observation.budget_remaining > 0
+        ws.send(json.dumps({'type': 'state'}))
+        assert json.loads(ws.recv(timeout=30))['data']['step_count'] == 1
+
+
+def test_a_client_that_leaves_mid_step_frees_its_session(url):
+    "Disconnects mid-step free their places: afterwards every place can be taken, and the server still plays."
+    for _ in range(CAPACITY + 2):
+        with ws_sync.connect(url.replace('http', 'ws') + '/ws') as ws:
+            ws.send(json.dumps({'type': 'reset', 'data': {'seed': 7}}))     # and gone before the reply
+    deadline = time.time() + 60
+    while True:
+        with ExitStack() as stack:
+            conns = [stack.enter_context(ws_sync.connect(url.replace('http', 'ws') + '/ws')) for _ in range(CAPACITY)]
+            for c in conns: c.send(json.dumps({'type': 'state'}))
+            replies = [json.loads(c.recv(timeout=60)) for c in conns]
+        if all(r['type'] == 'state' for r in replies) or time.time() > deadline: break
+        time.sleep(0.5)
+    assert all(r['type'] == 'state' for r in replies), replies
+
+
+def test_over_capacity_is_a_clear_error(url):
+    with ExitStack() as stack:
+        conns = [stack.enter_context(ws_sync.connect(url.replace('http', 'ws') + '/ws')) for _ in range(CAPACITY)]
+        for c in conns: c.send(json.dumps({'type': 'state'})); c.recv(timeout=30)
+        with ws_sync.connect(url.replace('http', 'ws') + '/ws') as extra:
+            msg = json.loads(extra.recv(timeout=30))
+        assert msg['data']['code'] == 'CAPACITY_REACHED' and f'({CAPACITY} sessions)' in msg['data']['message']
+        r = httpx.post(url + '/reset', json={}, timeout=30)
+        assert r.status_code == 503 and 'capacity' in r.json()['detail']
+
+
+def test_openenv_validate_static_and_url(url):
+    "`openenv validate` passes on the package (static) and on the running server (`--url`)."
+    for args in (['.', '--level', 'static'], ['--url', url]):
+        out = subprocess.run(['openenv', 'validate', *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0 and 'Verdict: PASS' in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_openenv_runtime_checks_reset_and_step(url, monkeypatch):
+    "OpenEnv's runtime graders over the probe of `openenv.yaml`: a reset and steps on one WebSocket session."
+    from openenv.validation.graders import Subject
+    from openenv.validation.graders.runtime import ObservationSchemaGrader, RewardWellFormedGrader, StateContractGrader
+    from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
+    from openenv.validation.runtime.collector import collect_runtime_evidence
+    from openenv.validation.runtime.contracts import load_runtime_plan
+    manifest = OpenEnvYamlParser().parse(ROOT)
+    plan = load_runtime_plan(ROOT, manifest.execution)
+    evidence = collect_runtime_evidence(url, plan, episode_timeout_s=manifest.resources.episode_timeout_s)
+    assert evidence.failure_reason is None, evidence.failure_reason
+    ops = [e.operation for e in evidence.exchanges]
+    assert ops.count('reset') == 1 and ops.count('step') == len(plan.actions), ops
+    subject = Subject(root=ROOT, manifest=manifest, image_ref=None, running=None, outputs_dir=ROOT / 'outputs')
+    subject = replace(subject, runtime_evidence=evidence)
+    # the schema grader gives its checker interpreter 5 s, which starting it alone can take on two busy cores: give it 60
+    real_run = subprocess.run
+    monkeypatch.setattr(subprocess, 'run', lambda *a, **kw: real_run(*a, **{**kw, 'timeout': max(kw.get('timeout') or 0, 60)}))
+    for grader in (RewardWellFormedGrader(), ObservationSchemaGrader(), StateContractGrader()):
+        result = grader.run(subject)
+        assert result.status.value == 'pass', (grader.check_id, result.evidence)
