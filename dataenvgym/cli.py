@@ -6,7 +6,8 @@ Docs: https://dataenvgym.github.io/dataenvgym/cli.html.md"""
 
 # %% ../nbs/80_cli.ipynb #3c5e0cc5
 from __future__ import annotations
-import argparse, importlib.util, json, sys, time
+import argparse, importlib.util, json, re, sys, time
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -16,18 +17,18 @@ from pydantic import ValidationError
 from .core import EvalReport, Student, evaluate, write_jsonl
 from .registry import lookup, make, registered
 from .teaching.envs import TeachingEnv, quiet_transformers
-from .teaching.llm import LLM, CallCache, LLMConfig, LLMError
-from .teaching.llm_modules import LLMDiscoverer
+from .teaching.config import RunConfig, build, dump_config, estimate, estimate_table, load_config, override
+from .teaching.llm import LLM, LLMError
 from .teaching.policies import Policy
 from .teaching.runner import IterationLog, run_episode
 
 # %% auto #0
-__all__ = ['EXTRAS', 'USER_ERRORS', 'UserError', 'explain', 'train_student', 'teaching_run', 'teach', 'train_agent', 'student',
-           'main']
+__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'UserError', 'explain', 'train_student', 'run_config', 'teaching_run', 'teach',
+           'train_agent', 'student', 'sweep', 'main']
 
 # %% ../nbs/80_cli.ipynb #3eea6535
 EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
-          'unsloth': 'gpu', 'bitsandbytes': 'gpu', 'tensorboard': 'tensorboard'}
+          'unsloth': 'gpu', 'bitsandbytes': 'gpu', 'tensorboard': 'tensorboard', 'ray': 'scale'}
 
 class UserError(Exception):
     "A mistake in what the command was asked to do, told in one line."
@@ -75,31 +76,61 @@ def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> 
     (path / 'report.json').write_text(report.model_dump_json(indent=1))
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
 
-# %% ../nbs/80_cli.ipynb #042fa28b
-def _print_iteration(log: IterationLog) -> None:
-    rejected = f", rejected {sum(log.rejected.values())}" if log.rejected else ''
+# %% ../nbs/80_cli.ipynb #ce3d1897
+def _print_iteration(log: IterationLog, engine_rejected: dict[str, int] | None = None) -> None:
+    why = {**log.rejected, **{k: v + log.rejected.get(k, 0) for k, v in (engine_rejected or {}).items()}}
+    rejected = f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
     print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain {log.gain:+6.1%}  '
           f'{log.seconds:5.0f}s{rejected}', flush=True)
 
-def _llm(args: argparse.Namespace) -> LLM | None:
-    "The LLM the `--llm-*` flags describe, or None without `--llm-model`."
-    if not args.llm_model: return None
-    if args.llm_cache_mode != 'replay':                       # a replayed recording needs no client
+FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset', 'iterations': 'iterations',
+         'seed': 'seed', 'seed_cache': 'seed_cache', 'student': 'student.kind', 'student_model': 'student.model',
+         'llm_model': 'teacher.llm.model', 'llm_base_url': 'teacher.llm.base_url', 'llm_api_key_env': 'teacher.llm.api_key_env',
+         'llm_mode': 'teacher.llm.mode', 'llm_cache': 'teacher.llm.cache', 'llm_cache_mode': 'teacher.llm.cache_mode'}
+
+def run_config(args: argparse.Namespace) -> RunConfig:
+    "The run `teach`'s arguments describe: `--config` (a file or a named config) or the defaults, the flags and `--set` over it."
+    config = load_config(args.config) if args.config else RunConfig()
+    changes = {path: getattr(args, flag) for flag, path in FLAGS.items() if getattr(args, flag, None) is not None}
+    if config.teacher.llm is None and 'teacher.llm.model' not in changes and any(p.startswith('teacher.llm.') for p in changes):
+        raise UserError('the --llm-* flags need --llm-model (or a config with teacher.llm)')
+    for item in args.set or []:
+        key, eq, value = item.partition('=')
+        if not eq: raise UserError(f'--set takes KEY=VALUE (e.g. student.settings.lr=3e-4), got {item!r}')
+        changes[key.strip()] = value
+    if 'student.model' in changes and 'gpu' not in changes: changes['gpu'] = None   # another student: the config's GPU note was its
+    return override(config, **changes)
+
+def _need_packages(config: RunConfig) -> None:
+    "An LLM run needs the `llm` extra, unless it replays a recording."
+    if config.teacher.llm and config.teacher.llm.cache_mode != 'replay':
         for pkg in ('openai', 'instructor'):
             if importlib.util.find_spec(pkg) is None: raise ModuleNotFoundError(f'no module {pkg}', name=pkg)
-    config = LLMConfig(model=args.llm_model, base_url=args.llm_base_url, api_key_env=args.llm_api_key_env, mode=args.llm_mode)
-    return LLM(config, CallCache(args.llm_cache, args.llm_cache_mode) if args.llm_cache else None)
 
+def _need_gpu(config: RunConfig) -> None:
+    "A student asked to run on a GPU, on a machine without one, is refused before anything is spent."
+    if config.student.settings.get('device') != 'cuda': return
+    import torch
+    if not torch.cuda.is_available():
+        raise UserError(f'this run needs a GPU ({config.gpu or "student device cuda"}) and none is here: see its cost with --dry-run, '
+                        'or run the same pipeline with tiny parts on the CPU (--student-model FOLDER --set student.settings.device=cpu)')
+
+# %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
-    "The environment, policy and LLM that `teach`'s flags describe, every one through `registry.make`."
-    llm = _llm(args)
-    discoverer = LLMDiscoverer(llm, checkpoint_dir=out / 'discovery') if llm else None   # resumable discovery
-    overrides = {} if args.iterations is None else {'iterations': args.iterations}
-    env = make(args.env, preset=args.preset, domain=args.domain, llm=llm, discoverer=discoverer,
-               seed_cache=args.seed_cache, **overrides)
-    return env, make(f'policy:{args.env}/{args.policy}', domain=env.domain, llm=llm), llm
+    "The environment, policy and LLM that `teach`'s arguments describe (`config.build`: every part through `registry.make`)."
+    config = run_config(args)
+    _need_packages(config)
+    return build(config, out)
 
-# %% ../nbs/80_cli.ipynb #9171d69f
+def _default_out(args: argparse.Namespace, config: RunConfig) -> Path:
+    if args.out: return Path(args.out)
+    if args.config:
+        name = Path(args.config).stem if Path(args.config).exists() else str(args.config)
+        return Path('runs') / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}-seed{config.seed}"
+    default = f'runs/{config.env}-{config.teacher.policy}-seed{config.seed}'
+    return Path(default if config.domain.name == 'math' else default.replace('runs/', f'runs/{config.domain.name}-'))
+
+# %% ../nbs/80_cli.ipynb #2567832d
 def _check_run_folder(out: Path) -> bool:
     "Whether `out` holds a run to resume; a `UserError` when its `run.json` is damaged."
     meta = out / 'run.json'
@@ -108,20 +139,51 @@ def _check_run_folder(out: Path) -> bool:
     except ValueError as e: raise UserError(f'{meta} is damaged ({e}); move the folder away or pass another --out') from e
     return True
 
+def _rejections(out: Path, iteration: int, by_engine: dict[str, int]) -> dict[str, dict[str, int]]:
+    "Record the engine's rejections of `iteration` in `out/rejections.json`; all of them so far, by iteration."
+    path = out / 'rejections.json'
+    seen = json.loads(path.read_text()) if path.exists() else {}
+    seen[str(iteration)] = by_engine
+    path.write_text(json.dumps(seen, indent=1))
+    return seen
+
 def teach(args: argparse.Namespace) -> int:
-    "Run (or resume) the teaching episode `args` describe; print per-iteration lines or one JSON object."
-    default = f'runs/{args.env}-{args.policy}-seed{args.seed}'
-    out = Path(args.out or (default if args.domain == 'math' else default.replace('runs/', f'runs/{args.domain}-')))
+    "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
+    config = run_config(args)
+    if args.what: return _show_config(args, config)
+    if args.dry_run:
+        e = estimate(config)
+        print(json.dumps(e.model_dump()) if args.json else estimate_table(e))
+        return 0
+    _need_packages(config); _need_gpu(config)
+    out = _default_out(args, config)
     resuming = _check_run_folder(out)
-    env, policy, llm = teaching_run(args, out)
-    try: result = run_episode(env, policy, out, args.seed, progress=False, meter=llm.meter if llm else None,
-                              on_iteration=None if args.json else _print_iteration)
+    env, policy, llm = build(config, out)
+    def on_iteration(log: IterationLog) -> None:
+        got = dict(getattr(env.engine, 'rejected', {})) if log.iteration else {}
+        _rejections(out, log.iteration, got)
+        if not args.json: _print_iteration(log, got)
+    try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None, on_iteration=on_iteration)
     except (ValueError, OSError) as e:       # a plain ValueError is the runner's own message (another run's folder)
         if not resuming or type(e) is ValueError: raise
         raise UserError(f'cannot resume the run in {out} ({explain(e)}): move the folder away or pass another --out') from e
-    if args.json: print(json.dumps(result.model_dump(mode='json')))
+    rejected = _rejections(out, result.iterations[-1].iteration, dict(getattr(env.engine, 'rejected', {})) if result.iterations[-1].iteration else {})
+    if args.json: print(json.dumps({**result.model_dump(mode='json'), 'engine_rejected': rejected}))
     else: print(f'test accuracy {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
                 f'at iteration {result.best_iteration} (best on validation): {100 * result.test_gain:+.1f} points; run in {out}')
+    if result.iterations[-1].n_data == 0:
+        why = Counter(); [why.update(r) for r in rejected.values()]; [why.update(l.rejected) for l in result.iterations]
+        print(f'dataenvgym teach: error: the teacher\'s data was all rejected ({", ".join(f"{k} {v}" for k, v in why.items()) or "none written"}): '
+              'the episode measured no teaching', file=sys.stderr)
+        return 1
+    return 0
+
+def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
+    "`teach config [NAME]`: print the config (a named one, or the one --config and the flags describe) as YAML."
+    if args.what[0] != 'config' or len(args.what) > 2:
+        raise UserError(f"teach takes one optional command, config [NAME]; got {' '.join(args.what)!r}")
+    if len(args.what) == 2: config = run_config(argparse.Namespace(**{**vars(args), 'config': args.what[1]}))
+    print(dump_config(config), end='')
     return 0
 
 # %% ../nbs/80_cli.ipynb #63eefe0d
@@ -182,22 +244,44 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument('--save', default=None, help='folder to save the student, its report and the test tasks')
     s.add_argument('--json', action='store_true', help='print one JSON object instead of a table')
     t = sub.add_parser('teach', parents=[debug], help='run a teaching episode: a teacher writes data, the student retrains, gains are reported')
-    t.add_argument('--env', default='skill-tree', choices=registered('env'))
-    t.add_argument('--domain', default='math', choices=registered('domain'))
-    t.add_argument('--policy', default='with-state', help="the environment's policy: with-state (default), no-state, ...; llm (skill-tree, with --llm-model)")
-    t.add_argument('--preset', default='embedded', help="the domain's preset: embedded (default) or tiny (seconds, for tests)")
+    t.add_argument('what', nargs='*', metavar='config [NAME]', help='print the run config (a named one, or what --config and the flags make) as YAML')
+    t.add_argument('--config', default=None, help='a YAML/JSON file of RunConfig, or a named config: paper/DOMAIN/ENV (GPU), tiny/DOMAIN/ENV; '
+                   'the flags below override it')
+    t.add_argument('--set', action='append', default=None, metavar='KEY=VALUE', help='set any config field by dotted path, e.g. '
+                   'student.settings.lr=3e-4 or domain.val=data/MATH/train.jsonl (repeatable)')
+    t.add_argument('--dry-run', action='store_true', help='print the LLM calls, tokens and estimated cost, student fits and evaluations; run nothing')
+    t.add_argument('--env', default=None, choices=registered('env'), help='default skill-tree')
+    t.add_argument('--domain', default=None, choices=registered('domain'), help='default math')
+    t.add_argument('--policy', default=None, help="the environment's policy: with-state (default), no-state, ...; llm (with --llm-model)")
+    t.add_argument('--preset', default=None, help="the domain's preset: embedded (default) or tiny (seconds, for tests)")
     t.add_argument('--iterations', type=int, default=None, help="teaching iterations (default: the preset's)")
-    t.add_argument('--seed', type=int, default=0)
+    t.add_argument('--seed', type=int, default=None, help='default 0')
+    t.add_argument('--student', default=None, help="a registered student (default: the preset's): tiny, hf, vqa, hf-vision")
+    t.add_argument('--student-model', default=None, help='hf, hf-vision: a Hugging Face model name or a local folder')
     t.add_argument('--out', default=None, help='run folder (default runs/ENV-POLICY-seedS); an unfinished run there is resumed')
     t.add_argument('--seed-cache', default=None, help='folder to cache seed students in, shared by runs on the same seed')
     t.add_argument('--json', action='store_true', help='print one JSON object instead of a line per iteration')
     g = t.add_argument_group('LLM teacher modules (any OpenAI-compatible endpoint)')
     g.add_argument('--llm-model', default=None, help='model name; turns on the LLM engine, discovery and proposer')
     g.add_argument('--llm-base-url', default=None, help='e.g. http://127.0.0.1:8000/v1 for vLLM (default: OpenAI)')
-    g.add_argument('--llm-api-key-env', default='OPENAI_API_KEY', help='environment variable holding the key')
-    g.add_argument('--llm-mode', default='tools', choices=['tools', 'json', 'md_json'], help='how instructor asks for structure')
+    g.add_argument('--llm-api-key-env', default=None, help='environment variable holding the key (default OPENAI_API_KEY)')
+    g.add_argument('--llm-mode', default=None, choices=['tools', 'json', 'md_json'], help='how instructor asks for structure')
     g.add_argument('--llm-cache', default=None, help='JSONL file of recorded calls')
-    g.add_argument('--llm-cache-mode', default='auto', choices=['auto', 'record', 'replay'])
+    g.add_argument('--llm-cache-mode', default=None, choices=['auto', 'record', 'replay'])
+    w = sub.add_parser('sweep', parents=[debug], help='run a grid of teaching episodes over seeds; compare the policies, paired, with 95% CIs')
+    w.add_argument('--file', default=None, help='a YAML/JSON sweep file (presets, envs, policies, seeds, iterations); flags override it')
+    w.add_argument('--env', nargs='+', default=None, help='environments (default: skill-list)')
+    w.add_argument('--policies', nargs='+', default=None, help='registered policies of every environment (default: with-state no-state)')
+    w.add_argument('--preset', nargs='+', default=None, help='presets, domain/name or a name of --domain (default: math/embedded)')
+    w.add_argument('--domain', default=None, help='the domain of bare --preset names (default math)')
+    w.add_argument('--seeds', nargs='+', default=None, help='seeds and ranges, e.g. 0-9 or 0 3 7 (default 0-9)')
+    w.add_argument('--iterations', type=_positive, default=None, help="teaching iterations (default: each preset's)")
+    w.add_argument('--out', default='runs/sweep', help='the sweep folder: an episode finished there is not run again')
+    w.add_argument('--backend', default='sequential', choices=['sequential', 'ray'], help='one episode after another, or Ray tasks')
+    w.add_argument('--address', default=None, help="a running Ray cluster ('auto' or host:port); implies --backend ray")
+    w.add_argument('--cpus-per-episode', type=_positive, default=1, help='CPUs (and torch threads) per episode (default 1)')
+    w.add_argument('--gpus-per-episode', type=float, default=0, help='GPUs per episode on Ray (default 0)')
+    w.add_argument('--json', action='store_true', help='print the summary as one JSON object instead of tables')
     a = sub.add_parser('train', parents=[debug], help='train an agent for the data-repair environment: sft, then grpo, then eval')
     a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'], help='the phase to run (config: print the config as YAML)')
     a.add_argument('--config', default='tiny', help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
@@ -219,10 +303,26 @@ def student(args: argparse.Namespace) -> int:
               f"({out['train_examples_per_s']:.0f} examples/s); evaluated on {out['n_eval']} held-out tasks")
     return 0
 
+def sweep(args: argparse.Namespace) -> int:
+    "Run a sweep from a file and flags; print its tables (or JSON) and where its files are."
+    from .teaching.presets import preset_name
+    from .teaching.sweep import load_spec, run_sweep, sweep_table
+    presets = [preset_name(p, args.domain) for p in args.preset] if args.preset else \
+              [preset_name('embedded', args.domain)] if args.domain else None
+    spec = load_spec(args.file, presets=presets, envs=args.env, policies=args.policies, seeds=args.seeds, iterations=args.iterations)
+    res = run_sweep(spec, args.out, backend=args.backend, address=args.address, cpus_per_episode=args.cpus_per_episode,
+                    gpus_per_episode=args.gpus_per_episode, progress=sys.stderr.isatty())
+    if args.json: print(json.dumps(res.model_dump(exclude={'rows'})))
+    else:
+        print(sweep_table(res))
+        print(f'\n{len(res.rows)} episodes ({res.ran} run now, {res.seconds:.0f}s, {res.backend}); rows, summary and figure in '
+              f'{res.out_dir}/sweep.json, sweep.md, sweep.png')
+    return 0
+
 def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `dataenvgym` console script: a user error is one line on stderr (a traceback with `--debug`)."
     args = _parser().parse_args(argv)
-    try: return {'teach': teach, 'train': train_agent, 'student': student}[args.command](args)
+    try: return {'teach': teach, 'sweep': sweep, 'train': train_agent, 'student': student}[args.command](args)
     except USER_ERRORS as e:
         if args.debug: raise
         return _refuse(args.command, e)

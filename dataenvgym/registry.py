@@ -24,6 +24,7 @@ KINDS: dict[str, str] = {
     'discoverer': 'a function (domain, llm) -> SkillDiscoverer',
     'policy': 'a function (domain, llm) -> Policy, named ENV/NAME',
     'preset': 'a teaching Preset, named DOMAIN/NAME',
+    'run-config': 'a RunConfig: a whole teaching experiment (domain and its files, student, teacher, budget)',
     'repair-task': 'a data-repair TaskConfig',
     'agent-config': 'a TrainConfig for training data-repair agents',
     'repair-baseline': 'a function seed -> Agent for the data-repair environment',
@@ -58,10 +59,13 @@ CATALOGUE: dict[str, str] = {
     'policy:skill-tree/with-state': 'dataenvgym.teaching.policies:SkillTreeTeacher.for_domain',
     'policy:skill-tree/no-state': 'dataenvgym.teaching.policies:SkillTreeRandom.for_domain',
     'policy:skill-tree/llm': 'dataenvgym.teaching.llm_modules:LLMTreePolicy.for_domain',
+    'policy:skill-list/llm': 'dataenvgym.teaching.llm_modules:LLMListPolicy.for_domain',
+    'policy:open-ended/llm': 'dataenvgym.teaching.llm_modules:LLMOpenPolicy.for_domain',
 }
 
 TABLES: dict[str, str] = {
     'preset': 'dataenvgym.teaching.presets:PRESETS',
+    'run-config': 'dataenvgym.teaching.config:RUN_CONFIGS',
     'repair-task': 'dataenvgym.repair.tasks:TASKS',
     'agent-config': 'dataenvgym.repair.train:TRAIN_CONFIGS',
     'repair-baseline': 'dataenvgym.repair.train:BASELINES',

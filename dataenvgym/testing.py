@@ -7,12 +7,14 @@ Docs: https://dataenvgym.github.io/dataenvgym/testing.html.md"""
 # %% ../nbs/90_testing.ipynb #0d6c7607
 from __future__ import annotations
 import json, random, re
+from typing import Sequence
 
 from fastcore.basics import patch
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from .core import Domain
+from .core import Domain, Task
+from .domains.vqa import VOCAB
 from .teaching.engines import wrong_answer
 from .teaching.envs import stable_seed
 from .teaching.policies import allocate
@@ -27,21 +29,26 @@ def _field(text: str, name: str) -> str:
     return m.group(1).strip() if m else ''
 
 class StandInTeacher:
-    "Answers the LLM teacher modules' prompts for a procedural `domain` (for `ScriptedServer`); seeded."
-    def __init__(self, domain: Domain, short_every: int = 4, wrong_rate: float = 0.05, seed: int = 0):
+    "Answers the LLM teacher modules' prompts for a procedural `domain` (for `ScriptedServer`), and writes benchmark-style items from a `bank` of tasks; seeded."
+    def __init__(self, domain: Domain, short_every: int = 4, wrong_rate: float = 0.05, seed: int = 0,
+                 bank: Sequence[Task] = (), solve_rate: float = 0.9):
         self.domain, self.short_every, self.wrong_rate, self.seed, self.calls = domain, short_every, wrong_rate, seed, 0
+        self.bank, self.solve_rate = list(bank), solve_rate      # problems it can write and solve (a benchmark's train file)
+        self.answers = {t.prompt: t.answer for t in self.bank}
         pool = [t for sub in domain.subskills for t in domain.tasks(60, subskill=sub, seed=seed)]
         self.shapes: dict[str, str] = {}
         for t in pool: self.shapes.setdefault(mask_digits(t.prompt), t.subskill)
         self.skill_of = {sub: skill for skill, subs in domain.skills.items() for sub in subs}
         self._classifier = make_pipeline(prompt_vectorizer(), LogisticRegression(C=10, max_iter=2000))
-        self._classifier.fit([t.prompt for t in pool], [t.subskill for t in pool])
+        if len(domain.subskills) > 1: self._classifier.fit([t.prompt for t in pool], [t.subskill for t in pool])
+        else: self._classifier = None                                    # one subskill: every prompt is of it
 
     def __repr__(self): return f'StandInTeacher({self.domain!r}, {self.calls} calls answered)'
 
     def subskill_of(self, prompt: str) -> str:
         "The subskill whose drawn prompts have `prompt`'s shape, else the one the classifier of drawn prompts predicts."
-        return self.shapes.get(mask_digits(prompt)) or str(self._classifier.predict([prompt])[0])
+        if (shape := self.shapes.get(mask_digits(prompt))) or self._classifier is None: return shape or self.domain.subskills[0]
+        return str(self._classifier.predict([prompt])[0])
 
 # %% ../nbs/90_testing.ipynb #c90845dd
 @patch
@@ -74,7 +81,9 @@ def _items(self: StandInTeacher, text, request, rng) -> dict:
 def _subskillnames(self: StandInTeacher, text, request, rng) -> dict:
     skill = re.search(r'learning the skill "([^"]+)"', text).group(1)
     present = set(re.search(r'Its subskills so far: (.*)\.\n', text).group(1).split(', '))
-    return {'names': [s for s in self.domain.skills.get(skill, []) if s not in present][:4]}
+    slug = re.sub(r'\W+', '_', skill.lower()).strip('_')
+    own = self.domain.skills.get(skill) or [f'{slug}_{k}' for k in range(1, 5)]     # a benchmark's skill: names of its own
+    return {'names': [s for s in own if s not in present][:4]}
 
 
 # %% ../nbs/90_testing.ipynb #11e2b715
@@ -115,3 +124,69 @@ def _skilltreeaction(self: StandInTeacher, text, request, rng) -> dict:
         if deltas: decisions.append({'kind': 'exploit', 'skill': skill, 'deltas': deltas})
     return {'decisions': decisions}
 
+
+# %% ../nbs/90_testing.ipynb #4950bc03
+@patch
+def _wrong(self: StandInTeacher, rng: random.Random) -> bool: return rng.random() < self.wrong_rate
+
+@patch
+def _draw(self: StandInTeacher, text: str, rng: random.Random, bank: bool = False) -> list[Task]:
+    "The tasks to write `count` items from: the bank's, else the generator's of the subskill or skill asked for (else any)."
+    n, sub, skill = int(_field(text, 'count')), _field(text, 'subskill'), _field(text, 'skill')
+    if bank and self.bank: return rng.sample(self.bank, min(n, len(self.bank)))
+    kw = {'subskill': sub} if sub in self.domain.subskills else {'skill': skill} if skill in self.domain.skills else {}
+    return self.domain.tasks(n, seed=rng.randrange(10**9), **kw)
+
+@patch
+def _mathitems(self: StandInTeacher, text, request, rng) -> dict:
+    out = []
+    for t in self._draw(text, rng, bank=True):
+        answer = wrong_answer(t.answer, rng) if self._wrong(rng) else t.answer
+        out.append({'problem': t.prompt, 'solution': f'Working it through gives {answer}. The final answer is {answer}.', 'final_answer': answer})
+    return {'items': out}
+
+@patch
+def _solutions(self: StandInTeacher, text, request, rng) -> dict:
+    out = []
+    for i, p in re.findall(r'^(\d+)\. (.*)$', text, re.M):
+        truth = self.answers.get(p) or self.domain.solve(p) or '0'
+        a = truth if rng.random() < self.solve_rate else wrong_answer(truth, rng)
+        out.append({'index': int(i), 'solution': f'The final answer is {a}.', 'final_answer': a})
+    return {'solutions': out}
+
+# %% ../nbs/90_testing.ipynb #2cd0e51b
+@patch
+def _codeitems(self: StandInTeacher, text, request, rng) -> dict:
+    out = []
+    for t in self._draw(text, rng):
+        program = t.answer.replace('return ', 'return not ', 1) if self._wrong(rng) else t.answer
+        tests = t.metadata['public_tests'] + t.metadata['hidden_tests']
+        out.append({'problem': t.prompt, 'func_name': t.metadata['func_name'] or '', 'program': program,
+                    'tests': [{'input': x['input'], 'output': x['output']} for x in tests]})
+    return {'items': out}
+
+@patch
+def _toolitems(self: StandInTeacher, text, request, rng) -> dict:
+    return {'items': [{'request': t.prompt, 'plan': 'teleport(to="Mars") | ' + t.answer if self._wrong(rng) else t.answer}
+                      for t in self._draw(text, rng)]}
+
+@patch
+def _sceneitems(self: StandInTeacher, text, request, rng) -> dict:
+    def obj(): return ' '.join(rng.choice(VOCAB[k]) for k in ('size', 'color', 'material', 'shape'))
+    scenes = [f'a {obj()} left of a {obj()}, and a {obj()}' for _ in range(int(_field(text, 'count')))]
+    return {'items': [{'scene': 'a plaid hexagon' if self._wrong(rng) else s} for s in scenes]}
+
+# %% ../nbs/90_testing.ipynb #70f1fa3f
+@patch
+def _skilllistaction(self: StandInTeacher, text, request, rng) -> dict:
+    obs = json.loads(text.split('Observation (JSON): ', 1)[1])
+    counts = allocate({s: max(0.05, 1 - a) for s, a in obs['per_skill'].items()}, obs['budget'])
+    return {'plans': [{'skill': s, 'n': n, 'like': obs['errors'].get(s, [])[:3]} for s, n in counts.items() if n]}
+
+@patch
+def _openendedaction(self: StandInTeacher, text, request, rng) -> dict:
+    obs = json.loads(text.split('Observation (JSON): ', 1)[1])
+    keys = obs['failures'][:8] or obs['skills'] or ['any']
+    counts = allocate(dict.fromkeys(keys, 1.0), obs['budget'])
+    field = 'like' if obs['failures'] else 'skill' if obs['skills'] else 'note'
+    return {'specs': [{'n': n, field: k} for k, n in counts.items() if n]}

@@ -10,10 +10,11 @@ import random
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 from fastcore.basics import patch
+from pydantic import BaseModel
 from ..core import Attempt, Datum, Task, check_choice
 
 # %% auto #0
-__all__ = ['Taxonomy', 'DomainBase', 'check_disjoint']
+__all__ = ['Taxonomy', 'DomainBase', 'check_disjoint', 'Rejected', 'TextItem', 'FileSplits']
 
 # %% ../../nbs/10_domains.base.ipynb #dc0a1d0a
 class Taxonomy(dict):
@@ -149,3 +150,56 @@ def splits(self: DomainBase, n_train: int, n_val: int, n_test: int, *, seed: int
                           f'ask for fewer than {need} tasks or add subskills.')
     return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val], 'test': pool[:n_test]},
                           self._split_key)
+
+# %% ../../nbs/10_domains.base.ipynb #473c356c
+class Rejected(ValueError):
+    "An LLM-written datum the domain refuses; `reason` is the short label it is counted under."
+    def __init__(self, reason: str, detail: str = ''):
+        super().__init__(f'{reason}: {detail}' if detail else reason)
+        self.reason, self.detail = reason, detail
+
+class TextItem(BaseModel):
+    "One training example a domain can check with `solve`: a problem and its exact answer."
+    prompt: str
+    answer: str
+
+@patch(as_prop=True)
+def llm_item(self: DomainBase) -> type[BaseModel]:
+    "The schema of one datum an LLM writes for this domain."
+    return TextItem
+
+@patch(as_prop=True)
+def llm_guide(self: DomainBase) -> str:
+    "How an LLM should write an item."
+    return 'Each item: the problem (prompt) in the format of the examples and its exact final answer (answer).'
+
+@patch
+def check_llm_item(self: DomainBase, item: BaseModel, skill: str = '', subskill: str = '',
+                   difficulty: int = 1) -> list[tuple[Task, str]]:
+    "(reference task, response to teach) pairs for an LLM `item`; `Rejected` if `solve` cannot re-derive its answer."
+    truth = self.solve(item.prompt)
+    if truth is None: raise Rejected('unsolvable', item.prompt[:80])
+    task = Task(domain=self.name, prompt=item.prompt, answer=truth, skill=skill, subskill=subskill,
+                difficulty=difficulty, metadata={'llm_answer': item.answer})
+    if not self.grade(task, item.answer).correct: raise Rejected('wrong answer', f'{item.answer!r}, not {truth!r}')
+    return [(task, item.answer)]
+
+# %% ../../nbs/10_domains.base.ipynb #12df2cb0
+class FileSplits:
+    "`domain`, with validation and test tasks given (loaded from benchmark files) instead of drawn."
+    def __init__(self, domain: Any, val: Sequence[Task], test: Sequence[Task], source: str = 'files'):
+        if not val or not test: raise ValueError(f'{source}: need validation and test tasks; got {len(val)} and {len(test)}')
+        self.domain, self.val, self.test, self.source = domain, list(val), list(test), source
+        check_disjoint({'val': self.val, 'test': self.test}, domain.key)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == 'domain': raise AttributeError(name)
+        return getattr(self.domain, name)
+
+    def __repr__(self): return f'FileSplits({self.domain!r}, {len(self.val)} val and {len(self.test)} test tasks from {self.source})'
+
+    def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
+        "The files' validation and test tasks (whatever the sizes asked), and `n_train` generator tasks besides them."
+        taken = {self.domain.key(t) for t in self.val + self.test}
+        pool = [t for t in self.domain.splits(n_train, 0, 0, seed=seed)['train'] if self.domain.key(t) not in taken] if n_train else []
+        return {'train': pool, 'val': list(self.val), 'test': list(self.test)}

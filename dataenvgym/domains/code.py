@@ -15,15 +15,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 from ..core import Attempt, JsonlError, Task, check_choice
-from .base import DomainBase, Taxonomy
+from .base import DomainBase, Rejected, Taxonomy
+from fastcore.basics import patch
+from pydantic import BaseModel
 
 # %% auto #0
 __all__ = ['SANDBOX_ENV', 'GRACE', 'STARTUP', 'MAX_CODE', 'CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES',
-           'CODE_TAXONOMY', 'LCB_PRELUDE', 'LCB_FIELDS', 'SandboxUnavailable', 'Limits', 'Run', 'box_view',
-           'seccomp_filter', 'isolation_prefix', 'refusal', 'parse_message', 'run_program', 'lines_match', 'same_json',
-           'same_value', 'Verdict', 'run_tests', 'run_many', 'extract_code', 'Variant', 'CodeSubskill', 'make_task',
-           'CodeDomain', 'quality_filter', 'pickled_string', 'decode_private_tests', 'lcb_task', 'load_livecodebench',
-           'livecodebench_splits']
+           'CODE_TAXONOMY', 'LCB_PRELUDE', 'LCB_FIELDS', 'CODE_GUIDE', 'SandboxUnavailable', 'Limits', 'Run',
+           'box_view', 'seccomp_filter', 'isolation_prefix', 'refusal', 'parse_message', 'run_program', 'lines_match',
+           'same_json', 'same_value', 'Verdict', 'run_tests', 'run_many', 'extract_code', 'Variant', 'CodeSubskill',
+           'make_task', 'CodeDomain', 'quality_filter', 'pickled_string', 'decode_private_tests', 'lcb_task',
+           'load_livecodebench', 'livecodebench_splits', 'CodeTest', 'CodeItem']
 
 # %% ../../nbs/12_domains.code.ipynb #00c96393
 SANDBOX_ENV = 'DATAENVGYM_SANDBOX'
@@ -1030,3 +1032,40 @@ def livecodebench_splits(release_v1: str | Path, release_v2: str | Path) -> dict
     v1 = {t.metadata['question_id'] for t in test}
     val = sorted((t for t in load_livecodebench(release_v2) if t.metadata['question_id'] not in v1), key=lambda t: t.metadata['question_id'])
     return {'val': val, 'test': test}
+
+# %% ../../nbs/12_domains.code.ipynb #de22780b
+class CodeTest(BaseModel):
+    "One test: the input (one JSON value per argument, a line each; or stdin text) and the expected output (JSON; or stdout)."
+    input: str
+    output: str
+
+class CodeItem(BaseModel):
+    "A code datum written by an LLM: a problem, a reference program and its tests."
+    problem: str
+    func_name: str = ''          # the function the tests call; '' for a stdin program
+    program: str
+    tests: list[CodeTest]
+
+CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function the tests call (empty for a program that '
+              'reads stdin); the reference program; and at least 2 tests, each an input (one JSON value per argument, one '
+              'per line; or the stdin text) and the expected output (JSON of the return value; or the printed text).')
+
+@patch(as_prop=True)
+def llm_item(self: CodeDomain) -> type[BaseModel]: return CodeItem
+
+@patch(as_prop=True)
+def llm_guide(self: CodeDomain) -> str: return CODE_GUIDE
+
+@patch
+def check_llm_item(self: CodeDomain, item: CodeItem, skill: str = '', subskill: str = '',
+                   difficulty: int = 1) -> list[tuple[Task, str]]:
+    "The item as (task, program), if the program passes all of its own tests (at least 2) in the sandbox."
+    if len(item.tests) < 2: raise Rejected('too few tests', f'{len(item.tests)} test(s); at least 2')
+    kind = 'functional' if item.func_name.strip() else 'stdin'
+    tests = [{'input': t.input, 'output': t.output, 'testtype': kind} for t in item.tests]
+    task = Task(domain='code', prompt=item.problem.strip(), answer=item.program, skill=skill, subskill=subskill,
+                difficulty=difficulty, metadata={'func_name': item.func_name.strip() or None, 'public_tests': tests[:1],
+                                                 'hidden_tests': tests[1:]})
+    verdict = self.grade(task, item.program)
+    if not verdict.correct: raise Rejected('program fails its own tests', verdict.feedback[:200])
+    return [(task, item.program)]

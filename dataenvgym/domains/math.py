@@ -15,13 +15,14 @@ import sympy
 from sympy.parsing.sympy_parser import (parse_expr, standard_transformations, implicit_multiplication_application,
                                         rationalize)
 from fastcore.basics import patch
-from ..core import Attempt, JsonlError, Task, check_choice
-from .base import DomainBase, Taxonomy
+from pydantic import BaseModel
+from ..core import Attempt, Datum, JsonlError, Task, check_choice
+from .base import DomainBase, Rejected, Taxonomy
 
 # %% auto #0
-__all__ = ['TaskMaker', 'SUBSKILLS', 'TAXONOMY', 'EMBEDDED_SUBSKILLS', 'fmt_number', 'arith_value', 'Subskill', 'make_task',
-           'last_boxed', 'extract_answer', 'normalize_answer', 'to_number', 'latex_to_plain', 'sympy_verdict',
-           'grade_answer', 'MathDomain', 'math_task', 'load_math_jsonl', 'load_math_dir']
+__all__ = ['TaskMaker', 'SUBSKILLS', 'TAXONOMY', 'EMBEDDED_SUBSKILLS', 'MATH_GUIDE', 'fmt_number', 'arith_value', 'Subskill',
+           'make_task', 'last_boxed', 'extract_answer', 'normalize_answer', 'to_number', 'latex_to_plain',
+           'sympy_verdict', 'grade_answer', 'MathDomain', 'math_task', 'load_math_jsonl', 'load_math_dir', 'MathItem']
 
 # %% ../../nbs/11_domains.math.ipynb #133a87b7
 def fmt_number(x: int | Fraction) -> str:
@@ -524,3 +525,41 @@ def load_math_dir(root: str | Path, skip_unanswered: bool = False) -> list[Task]
         try: rows.append((json.loads(p.read_text(encoding='utf-8')), str(p)))
         except json.JSONDecodeError as e: raise JsonlError(f'{p}: not valid JSON ({e.msg})') from None
     return _tasks_from(rows, root, skip_unanswered)
+
+# %% ../../nbs/11_domains.math.ipynb #370ffb8a
+class MathItem(BaseModel):
+    "A math datum written by an LLM: a problem, a worked solution ending in its final answer, and that answer."
+    problem: str
+    solution: str
+    final_answer: str
+
+MATH_GUIDE = ('Each item: the problem; a short worked solution whose last sentence is "The final answer is X." '
+              '(or ends with \\boxed{X}); and the final answer X alone.')
+
+@patch(as_prop=True)
+def llm_item(self: MathDomain) -> type[BaseModel]: return MathItem
+
+@patch(as_prop=True)
+def llm_guide(self: MathDomain) -> str: return MATH_GUIDE
+
+@patch
+def check_llm_item(self: MathDomain, item: MathItem, skill: str = '', subskill: str = '',
+                   difficulty: int = 1) -> list[tuple[Task, str]]:
+    "The item as (task, worked solution), if the solution ends in its final answer and (where `solve` can) that answer is right."
+    if not item.problem.strip() or not item.final_answer.strip(): raise Rejected('empty problem or answer')
+    ok, why = grade_answer(item.solution, item.final_answer, self.timeout)
+    if not ok: raise Rejected('solution disagrees with its final answer', why)
+    truth = self.solve(item.problem)
+    if truth is not None and not grade_answer(item.final_answer, truth, self.timeout)[0]:
+        raise Rejected('wrong answer', f'{item.final_answer!r}, not {truth!r}')
+    task = Task(domain='math', prompt=item.problem.strip(), answer=truth or item.final_answer.strip(), skill=skill,
+                subskill=subskill, difficulty=difficulty,
+                metadata={'solution': item.solution, 'needs_agreement': truth is None})
+    return [(task, item.solution)]
+
+@patch
+def datum(self: MathDomain, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
+    "A datum teaching `response` (default the answer); a task with a worked solution (MATH's) keeps it for students that train on solutions."
+    d = DomainBase.datum(self, task, source, response, **metadata)
+    if 'solution' not in task.metadata or 'solution' in d.metadata: return d
+    return d.model_copy(update={'metadata': {**d.metadata, 'solution': task.metadata['solution']}})

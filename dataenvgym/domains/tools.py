@@ -10,7 +10,8 @@ import random
 from typing import Sequence
 from fastcore.basics import patch
 from ..core import Attempt, Task, check_choice
-from .base import DomainBase
+from .base import DomainBase, Rejected
+from pydantic import BaseModel
 from .tool_registry import *
 from .tool_plans import *
 from .tool_grading import *
@@ -18,7 +19,7 @@ from .tool_requests import *
 from .tool_mnms import *
 
 # %% auto #0
-__all__ = ['EMBEDDED_COMBOS', 'METRICS', 'ToolDomain']
+__all__ = ['EMBEDDED_COMBOS', 'METRICS', 'MNMS_TOOL_NAMES', 'TOOLS_GUIDE', 'ToolDomain', 'ToolItem']
 
 # %% ../../nbs/13_domains.tools.ipynb #c08eb03e
 EMBEDDED_COMBOS = ['capital', 'population', 'upper', 'add', 'max', 'convert', 'capital+upper',
@@ -92,3 +93,51 @@ def grade(self: ToolDomain, task: Task, response: str) -> Attempt:
 def solve(self: ToolDomain, prompt: str) -> str | None:
     "The canonical plan of a request in the generator's phrases, if it has exactly one reading; else None."
     return solve_request(prompt)
+
+# %% ../../nbs/13_domains.tools.ipynb #58908d70
+MNMS_TOOL_NAMES = frozenset(tool_name(n) for n in (
+    'text generation', 'text summarization', 'text classification', 'question answering', 'image generation',
+    'image captioning', 'optical character recognition', 'image classification', 'image editing', 'object detection',
+    'image segmentation', 'automatic speech recognition', 'visual question answering', 'image crop', 'image crop left',
+    'image crop right', 'image crop top', 'image crop bottom', 'background blur', 'color pop', 'count', 'tag',
+    'select object', 'emoji', 'get date fact', 'get year fact', 'get math fact', 'get trivia fact', 'love calculator',
+    'get location', 'search movie', 'get weather', 'wikipedia simple search'))
+
+class ToolItem(BaseModel):
+    "A tool-use datum written by an LLM: a request and its gold plan."
+    request: str
+    plan: str
+
+TOOLS_GUIDE = ('Each item: a user request, and the gold plan that fulfils it, written as tool calls '
+               'name(arg=value, ...) joined by " | ", with $k standing for the output of step k (from 0).')
+
+def _refs_earlier(plan: Sequence[Call]) -> bool:
+    "Whether every reference in `plan` points to an earlier step."
+    def ok(v, i): return all(ok(x, i) for x in v) if isinstance(v, list) else not isinstance(v, Ref) or v.index < i
+    return all(ok(v, i) for i, c in enumerate(plan) for _, v in c.args)
+
+@patch(as_prop=True)
+def llm_item(self: ToolDomain) -> type[BaseModel]: return ToolItem
+
+@patch(as_prop=True)
+def llm_guide(self: ToolDomain) -> str: return TOOLS_GUIDE + '\nTools:\n' + '\n'.join(
+    f'{t.name}: {t.description}' for t in TOOLS.values())
+
+@patch
+def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: str = '',
+                   difficulty: int = 1) -> list[tuple[Task, str]]:
+    "The item as (task, plan), if the plan executes over the registered tools (m&m's tools: is well formed) and fits the request (the plan `solve` reads from it, arguments and all)."
+    try: plan = parse_plan(item.plan)
+    except PlanError as e: raise Rejected('plan does not parse', str(e)) from None
+    names, final = [c.name for c in plan], None
+    if not plan: raise Rejected('plan does not parse', 'no calls')
+    if all(n in TOOLS for n in names):
+        try: final = plan_answer(plan)
+        except PlanError as e: raise Rejected('plan does not execute', str(e)) from None
+    elif not (all(n in MNMS_TOOL_NAMES for n in names) and _refs_earlier(plan)):
+        raise Rejected('plan does not execute', f'unknown tools {sorted(set(names) - set(TOOLS) - MNMS_TOOL_NAMES)}')
+    if (solved := self.solve(item.request)) is not None and not score_plan(item.plan, solved).exact:
+        raise Rejected('wrong plan', f'{fmt_plan(plan)}, not {solved}')
+    task = Task(domain='tools', prompt=item.request.strip(), answer=fmt_plan(plan), skill=skill or '+'.join(names),
+                subskill=subskill, difficulty=difficulty, metadata={'tools': names, 'final_answer': final})
+    return [(task, fmt_plan(plan))]

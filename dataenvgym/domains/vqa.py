@@ -14,17 +14,18 @@ from typing import Any, Callable, Sequence
 from fastcore.basics import patch
 from PIL import Image, ImageChops, ImageDraw
 from ..core import Attempt, Datum, JsonlError, Task, check_choice, stable_id
-from .base import DomainBase, Taxonomy
+from .base import DomainBase, Rejected, Taxonomy
+from pydantic import BaseModel
 
 # %% auto #0
 __all__ = ['SHAPES', 'COLORS', 'SIZES', 'MATERIALS', 'VOCAB', 'BACKGROUND', 'LEVELS', 'MARGIN', 'NUMBERS', 'YES_NO',
            'QuestionMaker', 'QSUBSKILLS', 'VQA_TAXONOMY', 'NB_SUFFIX', 'NB_PAIRS', 'NB_GOLD', 'MAX_OBJECTS',
-           'check_scene', 'render_scene', 'random_object', 'random_scene', 'phrase', 'matching', 'refer', 'article',
-           'QSubskill', 'scene_task', 'make_task', 'task_image', 'scene_id', 'save_images', 'resolve_images',
+           'VQA_GUIDE', 'check_scene', 'render_scene', 'random_object', 'random_scene', 'phrase', 'matching', 'refer',
+           'article', 'QSubskill', 'scene_task', 'make_task', 'task_image', 'scene_id', 'save_images', 'resolve_images',
            'image_key', 'vqa_datum', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
            'naturalbench_scores', 'VQADomain', 'parse_scene_spec', 'layout_scene', 'spec_text', 'SceneEngine',
            'show_scenes', 'gqa_task', 'load_gqa', 'gqa_balanced_subset', 'gqa_splits', 'gqa_subset_rows',
-           'load_gqa_subset', 'naturalbench_tasks', 'load_naturalbench', 'naturalbench_splits']
+           'load_gqa_subset', 'naturalbench_tasks', 'load_naturalbench', 'naturalbench_splits', 'SceneItem']
 
 # %% ../../nbs/14_domains.vqa.ipynb #3ad48d8d
 SHAPES = ('circle', 'square', 'triangle', 'diamond')
@@ -835,3 +836,28 @@ def load_naturalbench(path: str | Path, image_dir: str | Path | None = None) -> 
 def naturalbench_splits(tasks: Sequence[Task]) -> dict[str, list[Task]]:
     "DataEnvGym's NaturalBench splits: validation = rows 0–50, test = rows 1850–1899."
     return {'val': [t for t in tasks if t.metadata['row'] <= 50], 'test': [t for t in tasks if 1850 <= t.metadata['row'] <= 1899]}
+
+# %% ../../nbs/14_domains.vqa.ipynb #8115f9f4
+class SceneItem(BaseModel):
+    "A VQA datum written by an LLM: a scene to render, in words or as a JSON spec."
+    scene: str
+
+VQA_GUIDE = ('Each item: a scene to render, described in words as objects with a colour, size, material and shape '
+             '(' + '; '.join(f'{k}: {"/".join(v)}' for k, v in VOCAB.items()) + ') and relations such as "left of" or "above", '
+             'e.g. "a small red rubber cube left of two blue spheres". Questions and answers are read from the scene.')
+
+@patch(as_prop=True)
+def llm_item(self: VQADomain) -> type[BaseModel]: return SceneItem
+
+@patch(as_prop=True)
+def llm_guide(self: VQADomain) -> str: return VQA_GUIDE
+
+@patch
+def check_llm_item(self: VQADomain, item: SceneItem, skill: str = '', subskill: str = '', difficulty: int = 1,
+                   questions: int = 2) -> list[tuple[Task, str]]:
+    "Up to `questions` (task, answer) pairs read from the rendered scene (of `subskill` if it is one of ours), if it can be laid out."
+    subs = [subskill] if subskill in QSUBSKILLS else [s for s in self.subskills if QSUBSKILLS[s].skill == skill] or None
+    try: tasks = SceneEngine(self.image_size).tasks(item.scene, n=questions, subskills=subs, seed=int(stable_id(item.scene, n=8), 16))
+    except ValueError as e: raise Rejected('scene cannot be rendered', str(e)[:200]) from None
+    keep = lambda t: t.model_copy(update={'skill': skill or t.skill, 'subskill': subskill or t.subskill})
+    return [(keep(t), t.answer) for t in tasks]

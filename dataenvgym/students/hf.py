@@ -7,10 +7,11 @@ Docs: https://dataenvgym.github.io/dataenvgym/students.hf.html.md"""
 # %% ../../nbs/21_students.hf.ipynb #17ca4af5
 from __future__ import annotations
 import json, tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
-import torch
+import datasets, torch
 from datasets import Dataset
 from fastcore.basics import patch
 from peft import LoraConfig, PeftModel
@@ -22,16 +23,34 @@ from ..core import Datum, Task
 from .tiny import generate_responses, response_loss
 
 # %% auto #0
-__all__ = ['ALPACA_TEMPLATE', 'device', 'load_dtype', 'LoRAStudent', 'HFStudentConfig', 'HFStudent']
+__all__ = ['DTYPES', 'ALPACA_TEMPLATE', 'device', 'load_dtype', 'placement', 'auto_batch_size', 'LoRAStudent', 'HFStudentConfig',
+           'HFStudent', 'quiet_datasets']
 
 # %% ../../nbs/21_students.hf.ipynb #4d383e86
 def device() -> str:
     "Where the Hugging Face students run: `'cuda'` when a GPU is there, else `'cpu'`."
     return 'cuda' if torch.cuda.is_available() else 'cpu'
 
-def load_dtype() -> torch.dtype:
-    "The dtype they load a model in: bfloat16 on a GPU that supports it, else float32."
-    return torch.bfloat16 if device() == 'cuda' and torch.cuda.is_bf16_supported() else torch.float32
+def load_dtype(where: str | None = None) -> torch.dtype:
+    "The dtype they load a model in (on `where`, default `device()`): bfloat16 on a GPU that supports it, else float32."
+    return torch.bfloat16 if (where or device()) == 'cuda' and torch.cuda.is_bf16_supported() else torch.float32
+
+DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}
+
+def placement(where: str = 'auto', dtype: str = 'auto') -> tuple[str, torch.dtype]:
+    "The device and dtype of settings `where` ('auto', 'cpu', 'cuda') and `dtype` ('auto' or a name in `DTYPES`); a GPU asked for and absent is an error."
+    where = device() if where == 'auto' else where
+    if where == 'cuda' and not torch.cuda.is_available(): raise ValueError("device 'cuda' asked for, but no GPU is available here")
+    return where, load_dtype(where) if dtype == 'auto' else DTYPES[dtype]
+
+def auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: int = 256) -> int:
+    "Sequences of `tokens` tokens that fit in half the free GPU memory at once (their key-value caches); 16 on a CPU."
+    p = next(model.parameters())
+    if p.device.type != 'cuda': return 16
+    cfg = getattr(model, 'config', None)
+    layers, hidden = getattr(cfg, 'num_hidden_layers', 32), getattr(cfg, 'hidden_size', 4096)
+    per_sequence = 2 * layers * hidden * tokens * p.element_size() * 2          # keys and values, and room for activations
+    return max(floor, min(cap, int(torch.cuda.mem_get_info(p.device)[0] * 0.5 // per_sequence)))
 
 # %% ../../nbs/21_students.hf.ipynb #8acf17b2
 class LoRAStudent:
@@ -67,7 +86,11 @@ class HFStudentConfig(BaseModel):
     max_length: int = 1024
     prompt_template: str = '{prompt}'
     max_new_tokens: int = 256
-    predict_batch_size: int = 16
+    predict_batch_size: int | Literal['auto'] = 16   # 'auto': as many as the device's free memory holds
+    warmup_steps: int | None = None                  # if set, instead of `warmup_ratio`
+    train_on: Literal['solution', 'response'] = 'solution'   # a datum's worked solution, where it has one, else its response
+    device: Literal['auto', 'cpu', 'cuda'] = 'auto'
+    dtype: Literal['auto', 'float32', 'bfloat16', 'float16'] = 'auto'
     seed: int = 0
 
 class HFStudent(LoRAStudent):
@@ -75,11 +98,12 @@ class HFStudent(LoRAStudent):
     settings_file, config_class = 'hfstudent.json', HFStudentConfig
 
     def __init__(self, model: str | Path, config: HFStudentConfig | None = None, **overrides):
-        self.name = str(model)
+        self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)   # a local folder is found from anywhere
         self.config = HFStudentConfig.model_validate({**(config or HFStudentConfig()).model_dump(), **overrides})
         self.tokenizer = AutoTokenizer.from_pretrained(self.name)
         if self.tokenizer.pad_token is None: self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(self.name, dtype=load_dtype()).to(device()).eval()
+        where, dtype = placement(self.config.device, self.config.dtype)
+        self.model = AutoModelForCausalLM.from_pretrained(self.name, dtype=dtype).to(where).eval()
         self.examples_seen, self.log_history, self.base_adapters = 0, [], []
 
     def prompt(self, text: str) -> str:
@@ -91,25 +115,44 @@ class HFStudent(LoRAStudent):
 # %% ../../nbs/21_students.hf.ipynb #e1903780
 def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfig:
     "TRL's `SFTConfig` for `c` on this machine: GPU (bfloat16 if supported) or `use_cpu`."
-    cuda = device() == 'cuda'
+    cuda = placement(c.device, c.dtype)[0] == 'cuda'
     return SFTConfig(output_dir=output_dir, num_train_epochs=c.epochs, max_steps=-1 if c.steps is None else c.steps,
                      per_device_train_batch_size=c.batch_size, learning_rate=c.lr, lr_scheduler_type=c.schedule,
-                     warmup_steps=c.warmup_ratio, max_length=c.max_length, completion_only_loss=True, seed=c.seed,
+                     warmup_steps=c.warmup_ratio if c.warmup_steps is None else c.warmup_steps, max_length=c.max_length, completion_only_loss=True, seed=c.seed,
                      use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none',
                      save_strategy='no', logging_steps=1, disable_tqdm=not progress)
 
+@contextmanager
+def quiet_datasets(quiet: bool = True):
+    "Inside the block, no `datasets` progress bars (the trainer's dataset preparation) when `quiet`."
+    was = datasets.is_progress_bar_enabled()
+    if quiet: datasets.disable_progress_bars()
+    try: yield
+    finally:
+        if quiet and was: datasets.enable_progress_bars()
+
+@patch
+def target(self: HFStudent, d: Datum, c: HFStudentConfig | None = None) -> str:
+    "What the student learns to write for `d`: its worked solution (MATH's, kept in the datum's metadata), else its response."
+    c = c or self.config
+    return d.metadata['solution'] if c.train_on == 'solution' and isinstance(d.metadata.get('solution'), str) else d.response
+
 @patch
 def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True, progress: bool = True, **settings) -> HFStudent:
-    "Fine-tune on `data` with LoRA: a new adapter on the base, or (`from_base=False`) the current one; `settings` override this fit's."
-    if not data: raise ValueError('HFStudent.fit needs at least one Datum; got none.')
+    "Fine-tune on `data` with LoRA: a new adapter on the base, or (`from_base=False`) the current one; `settings` override this fit's; no data: the base as it is."
+    if bad := sorted(set(settings) - set(HFStudentConfig.model_fields)):
+        raise ValueError(f'HFStudent.fit got unknown settings {bad}; valid: {", ".join(HFStudentConfig.model_fields)}')
     c, has_adapter = HFStudentConfig.model_validate({**self.config.model_dump(), **settings}), isinstance(self.model, PeftModel)
-    if has_adapter and from_base: self.model = self.model.unload()
+    if has_adapter and from_base: self.model, has_adapter = self.model.unload(), False
+    if not data:                                   # start from the checkpoint alone (no seed data)
+        self.examples_seen, self.log_history = 0, []
+        return self
     lora = None if has_adapter and not from_base else LoraConfig(
         r=c.lora_r, lora_alpha=c.lora_alpha, lora_dropout=c.lora_dropout, target_modules=c.target_modules,
         task_type='CAUSAL_LM')
-    ds = Dataset.from_dict({'prompt': [self.prompt(d.prompt) for d in data], 'completion': [d.response for d in data]})
+    ds = Dataset.from_dict({'prompt': [self.prompt(d.prompt) for d in data], 'completion': [self.target(d, c) for d in data]})
     set_seed(c.seed)
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory() as out, quiet_datasets(not progress):
         trainer = SFTTrainer(model=self.model, args=_sft_config(c, out, progress), train_dataset=ds,
                              processing_class=self.tokenizer, peft_config=lora)
         if not progress: trainer.remove_callback(PrinterCallback)
@@ -121,8 +164,9 @@ def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True, progr
 @patch
 def predict(self: HFStudent, tasks: Sequence[Task]) -> list[str]:
     "Greedy responses to `tasks`, in order."
-    return generate_responses(self.model, self.tokenizer, [self.prompt(t.prompt) for t in tasks],
-                              self.config.max_new_tokens, self.config.predict_batch_size)
+    c = self.config
+    bs = auto_batch_size(self.model, c.max_length + c.max_new_tokens) if c.predict_batch_size == 'auto' else c.predict_batch_size
+    return generate_responses(self.model, self.tokenizer, [self.prompt(t.prompt) for t in tasks], c.max_new_tokens, bs)
 
 @patch
 def loss(self: HFStudent, data: Sequence[Datum]) -> float:

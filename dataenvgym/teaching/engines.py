@@ -38,10 +38,15 @@ class ProceduralEngine:
         return cls(domain)
 
     def _tasks(self, spec: DataSpec, like: Task | None, seed: int) -> list[Task]:
+        "Tasks of the spec's subskill (else skill); a skill or subskill the domain lacks (a discovered one) draws from all, tagged with it."
         subskill = spec.subskill or (like.subskill if like else None)
         skill = None if subskill else spec.skill
-        return self.domain.tasks(spec.n, skill=skill, subskill=subskill,
-                                 difficulty=spec.difficulty or (like.difficulty if like else None), seed=seed)
+        known_sub = subskill in self.domain.subskills
+        tasks = self.domain.tasks(spec.n, skill=skill if skill in self.domain.skills else None, subskill=subskill if known_sub else None,
+                                  difficulty=spec.difficulty or (like.difficulty if like else None), seed=seed)
+        if (not subskill or known_sub) and (skill is None or skill in self.domain.skills): return tasks
+        tag = {'skill': spec.skill or (like.skill if like else None), 'subskill': subskill or ''}
+        return [t.model_copy(update={k: v for k, v in tag.items() if v is not None}) for t in tasks]
 
 # %% ../../nbs/32_teaching.engines.ipynb #c1f71ae5
 @patch

@@ -7,21 +7,23 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.llm_modules.html.md"""
 # %% ../../nbs/36_teaching.llm_modules.ipynb #d2e70fd5
 from __future__ import annotations
 import json, os, re, tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fastcore.basics import patch
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from ..core import Datum, Domain, Task, stable_id
-from .envs import DataSpec, Explore, Generated, SkillTreeAction, SkillTreeObservation, stable_seed
+from .envs import (DataSpec, Explore, Failure, Generated, OpenEndedAction, OpenEndedObservation, SkillListAction,
+                                      SkillListObservation, SkillTreeAction, SkillTreeObservation, stable_seed)
 from .llm import LLM, LLMError
 from .skills import SkillForest, SkillMap
 
 # %% auto #0
-__all__ = ['ENGINE_SYSTEM', 'ENGINE_PROMPT', 'PROPOSER_PROMPT', 'POLICY_PROMPT', 'LABEL_PROMPT', 'GROUP_PROMPT', 'ASSIGN_PROMPT',
-           'Item', 'Items', 'LLMEngine', 'SubskillNames', 'LLMProposer', 'planned_total', 'LLMTreePolicy', 'Label',
-           'Labels', 'Category', 'Categories', 'LLMDiscoverer']
+__all__ = ['ENGINE_SYSTEM', 'ENGINE_PROMPT', 'CHECKED_PROMPT', 'SOLVE_PROMPT', 'PROPOSER_PROMPT', 'POLICY_PROMPT', 'LIST_PROMPT',
+           'OPEN_PROMPT', 'LABEL_PROMPT', 'GROUP_PROMPT', 'ASSIGN_PROMPT', 'Item', 'Items', 'LLMEngine', 'Solution',
+           'Solutions', 'SubskillNames', 'LLMProposer', 'planned_total', 'LLMTreePolicy', 'ask_within_budget',
+           'LLMListPolicy', 'LLMOpenPolicy', 'Label', 'Labels', 'Category', 'Categories', 'LLMDiscoverer']
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #b2e20bba
 class Item(BaseModel):
@@ -47,20 +49,22 @@ Examples of the format:
 def _examples(tasks: Sequence[Task]) -> str: return '\n'.join(f'{t.prompt} {t.answer}' for t in tasks) or '(none)'
 
 
-# %% ../../nbs/36_teaching.llm_modules.ipynb #227b9018
+# %% ../../nbs/36_teaching.llm_modules.ipynb #2df6487b
 def _need_llm(what: str, llm: LLM | None) -> LLM:
     if llm is None: raise ValueError(f'{what} needs an LLM: make(..., llm=LLM(config)) (on the command line: --llm-model)')
     return llm
 
 class LLMEngine:
-    "Data for `DataSpec`s written by an LLM, each answer re-derived by `domain.solve`; tops up short replies."
+    "Data for `DataSpec`s written by an LLM and checked by the domain (`check_llm_item`), free-form math by agreement; rejections counted."
     module = 'engine'
-    def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3):
-        probe = domain.tasks(1, seed=0)[0]
-        if domain.solve(probe.prompt) is None:
-            raise ValueError(f'the LLM engine checks answers with {type(domain).__name__}.solve, which cannot solve the domain\'s '
-                             f'own tasks (e.g. {probe.prompt[:60]!r}): the {domain.name} domain needs another engine')
+    def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3, samples: int = 2, agree: int = 1):
+        if not callable(getattr(domain, 'check_llm_item', None)):
+            raise ValueError(f'the LLM engine needs {type(domain).__name__}.check_llm_item (and llm_item, llm_guide) to check '
+                             'what the LLM writes: subclass dataenvgym.domains.base.DomainBase or define them')
         self.llm, self.domain, self.rounds, self.n_examples = llm, domain, rounds, n_examples
+        self.samples, self.agree = samples, agree       # independent solutions asked, and how many must agree
+        self.rejected: dict[str, int] = {}              # by reason, in the last `generate`
+        self.history: list[dict[str, int]] = []         # ... in every `generate` so far
 
     def __repr__(self): return f'LLMEngine({self.llm!r})'
 
@@ -69,13 +73,15 @@ class LLMEngine:
         "The registry's `engine:llm` for a setup."
         return cls(_need_llm('the LLM engine', llm), domain)
 
-    def _style(self, spec: DataSpec, like: Task | None, seed: int) -> list[Task]:
-        "Example tasks that show the format: the task to imitate, or the domain's own tasks of the subskill or skill."
+    def _style(self, spec: DataSpec, like: Task | None, seed: int, examples: dict[str, Task] | None = None) -> list[Task]:
+        "Example tasks that show the format: the task to imitate, the domain's own tasks of the subskill or skill, or validation tasks of a discovered skill."
         if like: return [like]
         if spec.subskill in self.domain.subskills:
             return self.domain.tasks(self.n_examples, subskill=spec.subskill, difficulty=spec.difficulty, seed=seed)
         if spec.skill in self.domain.skills: return self.domain.tasks(self.n_examples, skill=spec.skill, seed=seed)
-        return []
+        return [t for t in (examples or {}).values() if spec.skill and t.skill == spec.skill][:self.n_examples]
+
+    def _count(self, reason: str, n: int = 1) -> None: self.rejected[reason] = self.rejected.get(reason, 0) + n
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #9f85bb03
 @patch
@@ -97,23 +103,107 @@ def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[
             if len(got) < spec.n and it.prompt.strip() and it.prompt not in got: got[it.prompt] = it
     return list(got.values())
 
-# %% ../../nbs/36_teaching.llm_modules.ipynb #8cd75a18
+# %% ../../nbs/36_teaching.llm_modules.ipynb #f926fd26
+@patch
+def _answers(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[Generated]:
+    "Data for a spec the domain's `solve` can check: (prompt, answer) items, the reference answer re-derived by `solve`."
+    skill = spec.skill or (like.skill if like else 'unknown')
+    sub, out = spec.subskill or (like.subskill if like else ''), []
+    for it in self._ask(spec, like, seed):
+        truth = self.domain.solve(it.prompt)
+        task = Task(domain=self.domain.name, prompt=it.prompt, answer=truth or '(unsolvable)',
+                    skill=skill, subskill=sub, difficulty=spec.difficulty or (like.difficulty if like else 1),
+                    metadata={'llm_answer': it.answer})
+        out.append(Generated(task=task, datum=Datum(prompt=it.prompt, response=it.answer, skill=skill, subskill=sub,
+                                                    source='llm', metadata={'difficulty': task.difficulty})))
+    return out
+
 @patch
 def generate(self: LLMEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
-    "Data for `specs`; a spec's `like` names a task in `examples`."
-    out = []
+    "Data for `specs` (a spec's `like` names a task in `examples`); what the domain's checks refuse is counted in `rejected`."
+    out, self.rejected = [], {}
     for i, spec in enumerate(specs):
         like = examples.get(spec.like) if spec.like else None
-        skill = spec.skill or (like.skill if like else 'unknown')
-        sub = spec.subskill or (like.subskill if like else '')
-        for it in self._ask(spec, like, stable_seed(seed, i)):
-            truth = self.domain.solve(it.prompt)
-            task = Task(domain=self.domain.name, prompt=it.prompt, answer=truth or '(unsolvable)',
-                        skill=skill, subskill=sub, difficulty=spec.difficulty or (like.difficulty if like else 1),
-                        metadata={'llm_answer': it.answer})
-            out.append(Generated(task=task, datum=Datum(prompt=it.prompt, response=it.answer, skill=skill, subskill=sub,
-                                                        source='llm', metadata={'difficulty': task.difficulty})))
+        style = self._style(spec, like, stable_seed(seed, i), examples)
+        solvable = style and all(self.domain.solve(t.prompt) is not None for t in style)
+        out += self._answers(spec, like, stable_seed(seed, i)) if solvable else self._checked(spec, like, style)
+    self.history.append(dict(self.rejected))
+    if not out and self.rejected:
+        raise LLMError(f'{self.llm.config.model}: nothing the LLM wrote for {len(specs)} spec(s) passed the {self.domain.name} '
+                       f'checks (rejected: {", ".join(f"{k} {v}" for k, v in self.rejected.items())})')
     return out
+
+# %% ../../nbs/36_teaching.llm_modules.ipynb #5e4d43b4
+CHECKED_PROMPT = '''Write exactly {n} new, different training items.
+skill: {skill}
+subskill: {subskill}
+difficulty: {difficulty} (1 easy, 2 medium, 3 hard)
+count: {n}
+{guide}
+Examples of the tasks the student is asked:
+{examples}{note}{existing}'''
+
+class Solution(BaseModel):
+    index: int
+    solution: str
+    final_answer: str
+
+class Solutions(BaseModel):
+    "Independent solutions, by problem index."
+    solutions: list[Solution]
+
+SOLVE_PROMPT = '''Solve each numbered problem on your own (attempt {k}). For each give a short worked solution ending in
+"The final answer is X." and the final answer X alone.
+{problems}'''
+
+def _many(item: type[BaseModel]) -> type[BaseModel]:
+    "The reply schema of a list of `item`s, named after it (`MathItem` → `MathItems`)."
+    return create_model(f'{item.__name__}s', __doc__=f'{item.__name__} training items.', items=(list[item], ...))
+
+def _gist(item: BaseModel) -> str:
+    "An item in a line: its first field (the problem, request or scene)."
+    return str(next(iter(item.model_dump().values()), ''))[:120]
+
+def _task_lines(tasks: Sequence[Task]) -> str:
+    return '\n'.join(f'- {t.prompt[:400]}' + (f' → {t.answer[:200]}' if t.answer else '') for t in tasks) or '(none)'
+
+# %% ../../nbs/36_teaching.llm_modules.ipynb #625fe709
+@patch
+def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Task]) -> list[Generated]:
+    "Exactly `spec.n` data (fewer if `rounds` replies run short) of the domain's item, each kept only if the domain's check accepts it."
+    skill, sub = spec.skill or (like.skill if like else 'unknown'), spec.subskill or (like.subskill if like else '')
+    level, schema, got, refused = spec.difficulty or (like.difficulty if like else 1), _many(self.domain.llm_item), {}, []
+    note = f'\nThe student got this wrong; write items that practise the same thing: {spec.note}' if spec.note else ''
+    for _ in range(self.rounds):
+        if (missing := spec.n - len(got)) <= 0: break
+        existing = ('\nAlready written (do not repeat):\n' + '\n'.join(p[:120] for p in got)) if got else ''
+        existing += ('\nRejected by the checks (write others):\n' + '\n'.join(refused[-10:])) if refused else ''
+        prompt = CHECKED_PROMPT.format(n=missing, skill=skill, subskill=sub, difficulty=level, guide=self.domain.llm_guide,
+                                       examples=_task_lines(style), note=note, existing=existing)
+        items = self.llm.ask(schema, [{'role': 'user', 'content': prompt}], module=self.module).items
+        pairs = []
+        for item in items[:missing]:
+            try: pairs += self.domain.check_llm_item(item, skill, sub, level)
+            except ValueError as r:                                 # a domain `Rejected`
+                self._count(getattr(r, 'reason', 'malformed item')); refused.append(_gist(item))
+        agreed = self._agreed(pairs)
+        refused += [t.prompt[:120] for t, _ in pairs if (t, _) not in agreed]
+        for task, response in agreed:
+            if len(got) < spec.n and self.domain.key(task) not in got: got[self.domain.key(task)] = (task, response)
+    return [Generated(task=t, datum=self.domain.datum(t, source='llm', response=r)) for t, r in got.values()]
+
+@patch
+def _agreed(self: LLMEngine, pairs: list[tuple[Task, str]]) -> list[tuple[Task, str]]:
+    "The pairs whose task needs no agreement, and those of the rest that at least `agree` of `samples` independent solutions reach."
+    todo = [i for i, (t, _) in enumerate(pairs) if t.metadata.get('needs_agreement')]
+    votes = dict.fromkeys(todo, 0)
+    for k in range(self.samples if todo else 0):
+        text = SOLVE_PROMPT.format(k=k + 1, problems='\n'.join(f'{n}. {pairs[i][0].prompt}' for n, i in enumerate(todo)))
+        for s in self.llm.ask(Solutions, [{'role': 'user', 'content': text}], module=self.module).solutions:
+            if 0 <= s.index < len(todo) and self.domain.grade(pairs[todo[s.index]][0], s.final_answer).correct:
+                votes[todo[s.index]] += 1
+    if failed := sum(v < self.agree for v in votes.values()): self._count('independent solutions disagree', failed)
+    return [p for i, p in enumerate(pairs) if votes.get(i, self.agree) >= self.agree]
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #4997dff7
 class SubskillNames(BaseModel):
@@ -194,6 +284,79 @@ class LLMTreePolicy:
                                                                'Send decisions within the budget.'}]
         raise LLMError(f'{self.llm.config.model} (SkillTreeAction): decisions allocate {total} examples, over the budget of '
                        f'{obs.budget}, after {self.fixes} correction(s)')
+
+# %% ../../nbs/36_teaching.llm_modules.ipynb #95bc1cde
+LIST_PROMPT = '''You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
+Accuracy per skill: {per_skill}
+Failed validation tasks by skill (id: prompt -> student's answer; right answer):
+{errors}
+Plan the next training data: for each skill to practise, how many examples (n), optionally a difficulty (1-3) and the
+ids of failed tasks to imitate (like). The plans may total at most {budget} examples.
+Observation (JSON): {observation}'''
+
+OPEN_PROMPT = '''You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
+Skills: {skills}
+Failed validation tasks (id: prompt -> student's answer; right answer):
+{failures}
+Write data specs: each asks for n examples, of a skill or like one failed task (its id in like), with a note on what to
+practise. The specs may total at most {budget} examples.
+Observation (JSON): {observation}'''
+
+def _failure_lines(failures: Sequence[Failure], limit: int = 20) -> str:
+    return '\n'.join(f'{f.task_id}: {f.prompt[:200]!r} -> {f.response[:80]!r}; right: {f.answer[:80]!r}'
+                     for f in failures[:limit]) or '(none)'
+
+def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Callable[[BaseModel], int], budget: int,
+                      module: str = 'policy', fixes: int = 1) -> BaseModel:
+    "An action from `llm` whose `total` is within `budget`: one over it is sent back with the numbers, `fixes` times."
+    messages = [{'role': 'user', 'content': prompt}]
+    for _ in range(fixes + 1):
+        action = llm.ask(schema, messages, module=module)
+        if (n := total(action)) <= budget: return action
+        messages = messages + [{'role': 'assistant', 'content': action.model_dump_json()},
+                               {'role': 'user', 'content': f'That asks for {n} examples; the budget is {budget}. Send it within the budget.'}]
+    raise LLMError(f'{llm.config.model} ({schema.__name__}): asks for {n} examples, over the budget of {budget}, '
+                   f'after {fixes} correction(s)')
+
+# %% ../../nbs/36_teaching.llm_modules.ipynb #bc33a893
+class LLMListPolicy:
+    "A SKILL-LIST policy that asks an LLM for a data plan per skill."
+    name, module = 'llm', 'policy'
+    def __init__(self, llm: LLM, fixes: int = 1): self.llm, self.fixes = llm, fixes
+    def __repr__(self): return f'LLMListPolicy({self.llm!r})'
+
+    @classmethod
+    def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMListPolicy:
+        "The registry's `policy:skill-list/llm` for a setup."
+        return cls(_need_llm('the LLM policy', llm))
+
+    def __call__(self, obs: SkillListObservation) -> SkillListAction:
+        errors = '\n'.join(f'{s}:\n{_failure_lines(fs, 5)}' for s, fs in obs.errors_by_skill.items()) or '(none)'
+        view = {'iteration': obs.iteration, 'budget': obs.budget, 'per_skill': obs.per_skill,
+                'errors': {s: [f.task_id for f in fs] for s, fs in obs.errors_by_skill.items()}}
+        msg = LIST_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
+                                 per_skill=json.dumps(obs.per_skill), errors=errors, budget=obs.budget,
+                                 observation=json.dumps(view, sort_keys=True))
+        return ask_within_budget(self.llm, SkillListAction, msg, lambda a: sum(p.n for p in a.plans), obs.budget, self.module, self.fixes)
+
+class LLMOpenPolicy:
+    "An OPEN-ENDED policy that asks an LLM for free-form data specs, conditioned on the failures."
+    name, module = 'llm', 'policy'
+    def __init__(self, llm: LLM, skills: Sequence[str] = (), fixes: int = 1): self.llm, self.skills, self.fixes = llm, list(skills), fixes
+    def __repr__(self): return f'LLMOpenPolicy({self.llm!r})'
+
+    @classmethod
+    def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMOpenPolicy:
+        "The registry's `policy:open-ended/llm` for a setup: the domain's skills may be named, or failures imitated."
+        return cls(_need_llm('the LLM policy', llm), list(domain.skills) if domain is not None else [])
+
+    def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
+        view = {'iteration': obs.iteration, 'budget': obs.budget, 'per_skill': obs.per_skill,
+                'failures': [f.task_id for f in obs.failures], 'skills': self.skills}
+        msg = OPEN_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
+                                 skills=', '.join(self.skills) or '(name none; imitate failures)', failures=_failure_lines(obs.failures),
+                                 budget=obs.budget, observation=json.dumps(view, sort_keys=True))
+        return ask_within_budget(self.llm, OpenEndedAction, msg, lambda a: sum(s.n for s in a.specs), obs.budget, self.module, self.fixes)
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #d1775247
 class Label(BaseModel):

@@ -97,9 +97,16 @@ class SampledSkillListTeacher(Policy):
                                       for s, n in zip(chosen, spread_evenly(obs.budget, len(chosen))) if n])
 
 # %% ../../nbs/33_teaching.policies.ipynb #b2a3b466
+def _skill_spec(n: int, skill: str, known: Sequence[str] | None) -> DataSpec:
+    "A spec for `n` examples of `skill`: by name if the domain has it (or no list is known), else described in the note (a discovered skill)."
+    return DataSpec(n=n, skill=skill) if known is None or skill in known else DataSpec(n=n, note=f'practise the skill {skill}')
+
 class OpenEndedTeacher(Policy):
     "OPEN-ENDED with state: budget by skill `teachability`, each skill's share made like its failures (error-driven)."
     name = 'with-state'
+    def __init__(self, skills: Sequence[str] | None = None): self.skills = None if skills is None else list(skills)
+    @classmethod
+    def for_domain(cls, domain: Domain | None = None, llm=None) -> OpenEndedTeacher: return cls(None if domain is None else domain.skills)
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
         counts = allocate({s: teachability(h) for s, h in skill_histories(obs).items()}, obs.budget)
         failures: dict[str, list[Failure]] = {}
@@ -107,19 +114,20 @@ class OpenEndedTeacher(Policy):
         specs = []
         for skill, n in counts.items():
             fs = failures.get(skill, [])
-            if n and not fs: specs.append(DataSpec(n=n, skill=skill)); continue
+            if n and not fs: specs.append(_skill_spec(n, skill, self.skills)); continue
             specs += [DataSpec(n=k, like=f.task_id, note=f'the student answered {f.response!r}; the answer is {f.answer!r}')
                       for f, k in zip(fs, spread_evenly(n, len(fs))) if k]
         return OpenEndedAction(specs=specs)
 
 class OpenEndedRandom(Policy):
-    "OPEN-ENDED without state: the budget uniformly at random over the domain's skills, blind to the failures."
+    "OPEN-ENDED without state: the budget uniformly at random over the skills (the domain's, or discovery's), blind to the failures."
     name = 'no-state'
     def __init__(self, skills: Sequence[str]): self.skills = sorted(skills)
     @classmethod
     def for_domain(cls, domain: Domain, llm=None) -> OpenEndedRandom: return cls(domain.skills)
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
-        return OpenEndedAction(specs=[DataSpec(n=n, skill=s) for s, n in uniform_counts(self.skills, obs.budget, self.rng(obs)).items() if n])
+        keys = self.skills if set(obs.per_skill) <= set(self.skills) else sorted(obs.per_skill)
+        return OpenEndedAction(specs=[_skill_spec(n, s, self.skills) for s, n in uniform_counts(keys, obs.budget, self.rng(obs)).items() if n])
 
 # %% ../../nbs/33_teaching.policies.ipynb #02cb9d0f
 def tree_action(obs: SkillTreeObservation, targets: dict[str, dict[str, int]], new: dict[str, tuple[int, int]]) -> SkillTreeAction:

@@ -54,9 +54,9 @@ PRESETS: dict[str, Preset] = {
     'math/embedded': Preset(
         subskills=['add_2digit', 'sub_2digit', 'mul_2x2digit', 'frac_add'],
         settings=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
-        config=TeachingConfig(**_EMBEDDED, budget=600, val_per_subskill=50, test_per_subskill=100,
+        config=TeachingConfig(**_EMBEDDED, budget=1000, val_per_subskill=50, test_per_subskill=100,
                               seed_per_subskill={'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
-                              seed_fit={'steps': 800}, fit={'steps': 400})),
+                              seed_fit={'steps': 800}, fit={'steps': 600})),
     'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY, initial_allocation=5),
     'tools/embedded': Preset(
         domain='tools', settings=_SMALL_LM,
