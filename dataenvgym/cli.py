@@ -77,8 +77,9 @@ def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> 
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
 
 # %% ../nbs/80_cli.ipynb #ce3d1897
-def _print_iteration(log: IterationLog, engine_rejected: dict[str, int] | None = None) -> None:
-    why = {**log.rejected, **{k: v + log.rejected.get(k, 0) for k, v in (engine_rejected or {}).items()}}
+def _print_iteration(log: IterationLog) -> None:
+    "One line per iteration; what the engine and the quality check rejected, by reason (the log holds both)."
+    why = log.rejected
     rejected = f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
     print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain {log.gain:+6.1%}  '
           f'{log.seconds:5.0f}s{rejected}', flush=True)
@@ -162,7 +163,7 @@ def teach(args: argparse.Namespace) -> int:
     def on_iteration(log: IterationLog) -> None:
         got = dict(getattr(env.engine, 'rejected', {})) if log.iteration else {}
         _rejections(out, log.iteration, got)
-        if not args.json: _print_iteration(log, got)
+        if not args.json: _print_iteration(log)
     try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None, on_iteration=on_iteration)
     except (ValueError, OSError) as e:       # a plain ValueError is the runner's own message (another run's folder)
         if not resuming or type(e) is ValueError: raise
@@ -172,7 +173,7 @@ def teach(args: argparse.Namespace) -> int:
     else: print(f'test accuracy {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
                 f'at iteration {result.best_iteration} (best on validation): {100 * result.test_gain:+.1f} points; run in {out}')
     if result.iterations[-1].n_data == 0:
-        why = Counter(); [why.update(r) for r in rejected.values()]; [why.update(l.rejected) for l in result.iterations]
+        why = Counter(); [why.update(l.rejected) for l in result.iterations]
         print(f'dataenvgym teach: error: the teacher\'s data was all rejected ({", ".join(f"{k} {v}" for k, v in why.items()) or "none written"}): '
               'the episode measured no teaching', file=sys.stderr)
         return 1

@@ -330,6 +330,8 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
     try: generated = self.engine.generate(specs, self.val_by_id, stable_seed(s.seed, s.iteration + 1, 'engine'))
     except ValueError as e: return self._error(f'Invalid action: the engine refused it: {e}')
     kept, rejected = quality_check(self.domain, generated, self.exam_prompts, {d.id for d in self.data})
+    for reason, n in getattr(self.engine, 'rejected', {}).items():    # what the engine's own checks refused (LLM engines)
+        rejected[reason] = rejected.get(reason, 0) + n
     if kept: self.student.fit(self._training_data(kept), from_base=self.config.from_base, **_quiet(self.config.fit))
     self.data = self.data + kept
     self.report = self._evaluate()

@@ -164,9 +164,10 @@ def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, us
 # %% ../../nbs/35_teaching.runner.ipynb #da8cc14e
 def summary_table(result: EpisodeResult, prices: dict[str, tuple[float, float]] | None = None) -> str:
     "A markdown table of the episode: one row per iteration, the test result, and the LLM modules' tokens and cost if any."
-    rows = ['| iteration | data | val accuracy | gain | seconds |', '|---:|---:|---:|---:|---:|']
+    rows = ['| iteration | data | val accuracy | gain | rejected | seconds |', '|---:|---:|---:|---:|:---|---:|']
     rows += [f'| {l.iteration}{" ★" if l.iteration == result.best_iteration else ""} | {l.n_data} | {l.val_accuracy:.1%} | '
-             f'{l.gain:+.1%} | {l.seconds:.0f} |' for l in result.iterations]
+             f'{l.gain:+.1%} | {", ".join(f"{k} {v}" for k, v in l.rejected.items()) or "—"} | {l.seconds:.0f} |'
+             for l in result.iterations]
     rows += ['', f'Test accuracy: {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
                  f'at iteration {result.best_iteration} ({100 * result.test_gain:+.1f} points).']
     if result.usage: rows += ['', 'LLM calls, tokens and estimated cost per module:', '', usage_table(result.usage, prices)]

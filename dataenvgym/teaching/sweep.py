@@ -27,8 +27,8 @@ from .runner import EpisodeResult, run_episode
 
 # %% auto #0
 __all__ = ['LOCAL_RAY', 'parse_seeds', 'env_policies', 'Episode', 'SweepSpec', 'make_spec', 'load_spec', 'torch_threads', 'setup',
-           'row', 'run_one', 'warm_seed_student', 'bootstrap_ci', 'win_rate', 'summarize', 'sweep_table', 'plot_sweep',
-           'save_sweep', 'SweepResult', 'run_sweep']
+           'row', 'run_one', 'warm_seed_student', 'bootstrap_ci', 'win_rate', 'summarize', 'SweepResult', 'sweep_table',
+           'plot_sweep', 'save_sweep', 'run_sweep']
 
 # %% ../../nbs/39_teaching.sweep.ipynb #9f4f6f38
 def _seed_piece(piece: str) -> range:
@@ -231,6 +231,30 @@ def summarize(rows: list[dict], policies: Sequence[str] | None = None) -> tuple[
     return cells, pairs
 
 # %% ../../nbs/39_teaching.sweep.ipynb #1116b856
+class SweepResult(BaseModel):
+    "A finished sweep: its spec, one row per episode, the per-cell summaries and the paired differences."
+    spec: SweepSpec
+    rows: list[dict[str, Any]]
+    cells: list[dict[str, Any]]
+    pairs: list[dict[str, Any]]
+    out_dir: str
+    backend: str = 'sequential'
+    seconds: float = 0.0          # wall time of the episodes run now
+    ran: int = 0                  # episodes run (or resumed) now; the others were read back
+
+    def cell(self, policy: str, env: str | None = None, preset: str | None = None) -> dict[str, Any]:
+        "The summary of one cell (the only environment or preset where the sweep has one)."
+        found = [c for c in self.cells if c['policy'] == policy and env in (None, c['env']) and preset in (None, c['preset'])]
+        if len(found) != 1: raise KeyError(f'{len(found)} cells match policy={policy!r}, env={env!r}, preset={preset!r}')
+        return found[0]
+
+    def pair(self, a: str, b: str, env: str | None = None, preset: str | None = None) -> dict[str, Any]:
+        "The paired difference `a` − `b` in one environment and preset."
+        found = [p for p in self.pairs if (p['a'], p['b']) == (a, b) and env in (None, p['env']) and preset in (None, p['preset'])]
+        if len(found) != 1: raise KeyError(f'{len(found)} pairs match {a} − {b}, env={env!r}, preset={preset!r}')
+        return found[0]
+
+# %% ../../nbs/39_teaching.sweep.ipynb #0234184f
 def _ci(ci) -> str: return '—' if ci is None else f'[{ci[0]:+.1f}, {ci[1]:+.1f}]'
 
 def sweep_table(result: SweepResult) -> str:
@@ -246,7 +270,7 @@ def sweep_table(result: SweepResult) -> str:
                   f'{p["win_rate"]:.0%} |' for p in result.pairs]
     return '\n'.join(lines)
 
-# %% ../../nbs/39_teaching.sweep.ipynb #3be56e78
+# %% ../../nbs/39_teaching.sweep.ipynb #54c609fb
 @plot_style()
 def plot_sweep(result: SweepResult) -> plt.Figure:
     "Test gain per seed and policy, the same seed joined across policies, and each policy's mean with its 95% interval."
@@ -281,7 +305,7 @@ def save_sweep(result: SweepResult) -> Path:
     path.write_text(result.model_dump_json(indent=1))
     return path
 
-# %% ../../nbs/39_teaching.sweep.ipynb #54c609fb
+# %% ../../nbs/39_teaching.sweep.ipynb #4ab04f90
 # The local runtime: on this machine only (loopback, not the host's address), no usage report, time to start on 2 busy cores
 LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0', 'RAY_agent_register_timeout_ms': '120000'}
 
@@ -313,31 +337,7 @@ def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: fl
         done, pending = ray.wait(pending, num_returns=1)
         yield ray.get(done[0])
 
-# %% ../../nbs/39_teaching.sweep.ipynb #e1803ef6
-class SweepResult(BaseModel):
-    "A finished sweep: its spec, one row per episode, the per-cell summaries and the paired differences."
-    spec: SweepSpec
-    rows: list[dict[str, Any]]
-    cells: list[dict[str, Any]]
-    pairs: list[dict[str, Any]]
-    out_dir: str
-    backend: str = 'sequential'
-    seconds: float = 0.0          # wall time of the episodes run now
-    ran: int = 0                  # episodes run (or resumed) now; the others were read back
-
-    def cell(self, policy: str, env: str | None = None, preset: str | None = None) -> dict[str, Any]:
-        "The summary of one cell (the only environment or preset where the sweep has one)."
-        found = [c for c in self.cells if c['policy'] == policy and env in (None, c['env']) and preset in (None, c['preset'])]
-        if len(found) != 1: raise KeyError(f'{len(found)} cells match policy={policy!r}, env={env!r}, preset={preset!r}')
-        return found[0]
-
-    def pair(self, a: str, b: str, env: str | None = None, preset: str | None = None) -> dict[str, Any]:
-        "The paired difference `a` − `b` in one environment and preset."
-        found = [p for p in self.pairs if (p['a'], p['b']) == (a, b) and env in (None, p['env']) and preset in (None, p['preset'])]
-        if len(found) != 1: raise KeyError(f'{len(found)} pairs match {a} − {b}, env={env!r}, preset={preset!r}')
-        return found[0]
-
-# %% ../../nbs/39_teaching.sweep.ipynb #4ab04f90
+# %% ../../nbs/39_teaching.sweep.ipynb #15df3b11
 def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str = 'sequential', address: str | None = None,
               cpus_per_episode: int = 1, gpus_per_episode: float = 0, progress: bool = True) -> SweepResult:
     "Run every episode of `spec` not finished yet in `out` (sequentially or on Ray), and summarise all of them."
