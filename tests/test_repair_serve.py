@@ -13,6 +13,7 @@ pytest.importorskip('openenv')
 uvicorn = pytest.importorskip('uvicorn')
 httpx = pytest.importorskip('httpx')
 ws_sync = pytest.importorskip('websockets.sync.client')
+from serving import serve  # noqa: E402  (tests/serving.py)
 
 from dataenvgym.repair.agents import HeuristicAgent, RandomAgent
 from dataenvgym.repair.env import RepairEnv
@@ -35,19 +36,6 @@ def test_app_is_built_on_first_access_from_the_path_openenv_yaml_names():
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300,
                          env={**os.environ, 'MAX_CONCURRENT_ENVS': '2'})
     assert out.returncode == 0 and out.stdout.strip() == 'FastAPI', out.stderr[-2000:]
-
-
-def serve(app):
-    "Start `app` on a free 127.0.0.1 port in a thread; (url, server)."
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=port, log_level='warning'))
-    threading.Thread(target=server.run, daemon=True).start()
-    deadline = time.time() + 30
-    while not server.started:
-        assert time.time() < deadline, 'server did not start'
-        time.sleep(0.05)
-    return f'http://127.0.0.1:{port}', server
 
 
 @pytest.fixture(scope='module')

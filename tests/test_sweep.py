@@ -21,7 +21,7 @@ def ray_env() -> dict:
     return {**os.environ, **LOCAL_RAY, 'OMP_NUM_THREADS': '1'}
 
 
-def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout: int = 300) -> dict:
+def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout: int = 900) -> dict:
     "Run the sweep of SPEC in a fresh interpreter (as a user's script would); its result as JSON."
     code = ('import json, sys; from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep; '
             f'r = run_sweep(make_spec(**{SPEC!r}), sys.argv[1], progress=False, **json.loads(sys.argv[2])); '
@@ -59,7 +59,7 @@ def test_two_node_cluster_spreads_episodes(sequential, tmp_path):
     port = free_port()
     head = f'127.0.0.1:{port}'
     start = lambda *a: subprocess.run(['ray', 'start', '--num-cpus', '1', '--disable-usage-stats', *a],
-                                      capture_output=True, text=True, timeout=120, env=env)
+                                      capture_output=True, text=True, timeout=300, env=env)
     try:
         p = start('--head', '--node-ip-address', '127.0.0.1', '--port', str(port), '--include-dashboard', 'false')
         assert p.returncode == 0, p.stderr[-2000:]

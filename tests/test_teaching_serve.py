@@ -11,23 +11,12 @@ pytest.importorskip('openenv')
 uvicorn = pytest.importorskip('uvicorn')
 httpx = pytest.importorskip('httpx')
 ws_sync = pytest.importorskip('websockets.sync.client')
+from serving import serve  # noqa: E402  (tests/serving.py)
 
 from dataenvgym import registry
 from dataenvgym.teaching.serve import SkillListClient, SkillListCommand, make_app
 
 PRESET = 'math/tiny'
-
-
-def serve(app):
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=port, log_level='warning'))
-    threading.Thread(target=server.run, daemon=True).start()
-    deadline = time.time() + 30
-    while not server.started:
-        assert time.time() < deadline, 'server did not start'
-        time.sleep(0.05)
-    return f'http://127.0.0.1:{port}', server
 
 
 @pytest.fixture(scope='module')
