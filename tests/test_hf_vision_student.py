@@ -1,5 +1,5 @@
 """HFVisionStudent on a tiny PaliGemma built offline: it learns a few answers, predicts one string per task, saves and
-loads to the same predictions, and refuses empty data."""
+loads to the same predictions, keeps the checkpoint when given no data, and refuses unknown settings."""
 import pytest
 from peft import PeftModel
 
@@ -35,9 +35,17 @@ def test_save_load_gives_the_same_predictions(trained, tmp_path):
     assert again.config == student.config and again.name == str(base.resolve())
 
 
+def test_no_data_keeps_the_checkpoint_as_it_is(trained, tmp_path):
+    _, student, _ = trained
+    again = HFVisionStudent.load(student.save(tmp_path / 's'))
+    assert again.fit([], from_base=False, progress=False).predict(TASKS) == student.predict(TASKS)
+    assert again.examples_seen == 0 and isinstance(again.model, PeftModel)
+    assert not isinstance(again.fit([], progress=False).model, PeftModel)      # from the base: the adapter is dropped
+
+
 def test_bad_input_is_a_clear_error(trained, tmp_path):
     _, student, _ = trained
-    with pytest.raises(ValueError, match='at least one Datum'): student.fit([])
+    with pytest.raises(ValueError, match=r"unknown settings \['stepz'\]"): student.fit(DATA, stepz=3)
     with pytest.raises(FileNotFoundError, match='hfvisionstudent.json is missing'): HFVisionStudent.load(tmp_path)
 
 

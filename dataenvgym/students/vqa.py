@@ -385,9 +385,14 @@ def _batch(self: HFVisionStudent, items: Sequence[Task | Datum], answers: Sequen
 @patch
 def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
         on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> HFVisionStudent:
-    "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter."
-    if not data: raise ValueError('HFVisionStudent.fit needs at least one Datum; got none.')
+    "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter; no data: the model as it is."
+    if bad := sorted(set(settings) - set(HFVisionStudentConfig.model_fields)):
+        raise ValueError(f'HFVisionStudent.fit got unknown settings {bad}; valid: {", ".join(HFVisionStudentConfig.model_fields)}')
     c = HFVisionStudentConfig.model_validate({**self.config.model_dump(), **settings})
+    if not data:                                   # start from the checkpoint alone (no seed data)
+        if isinstance(self.model, PeftModel) and from_base: self.model = self.model.unload()
+        self.losses, self.examples_seen = [], 0
+        return self
     cuda = [self.model.device.index or 0] if self.model.device.type == 'cuda' else []
     with torch.random.fork_rng(devices=cuda):
         torch.manual_seed(c.seed)

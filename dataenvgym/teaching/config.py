@@ -166,8 +166,8 @@ class RunConfig(BaseModel):
             need = 'an image student (vqa, hf-vision)' if self.domain.name == 'vqa' else 'a text student (tiny, hf)'
             raise ValueError(f'the {self.domain.name} domain needs {need}, not {kind!r}')
         if kind in ('hf', 'hf-vision') and not self.student.model: raise ValueError(f'student {kind} needs a model (a hub name or a local folder)')
-        if self.seed_per_subskill == 0 and kind != 'hf':
-            raise ValueError(f'seed_per_subskill 0 (start from the checkpoint) needs an hf student; {kind} trains only on data')
+        if self.seed_per_subskill == 0 and kind not in ('hf', 'hf-vision'):
+            raise ValueError(f'seed_per_subskill 0 (start from the checkpoint) needs an hf or hf-vision student; {kind} trains only on data')
         for part, name in (('policy', t.policy), ('engine', t.engine), ('discovery', t.discoverer), ('proposer', t.proposer)):
             if t.llm is None and name == 'llm':
                 raise ValueError(f'the LLM {part} needs an LLM: set teacher.llm.model (on the command line: --llm-model)')
