@@ -22,8 +22,9 @@ from .skills import SkillForest, SkillMap
 # %% auto #0
 __all__ = ['ENGINE_SYSTEM', 'ENGINE_PROMPT', 'CHECKED_PROMPT', 'SOLVE_PROMPT', 'PROPOSER_PROMPT', 'POLICY_PROMPT', 'LIST_PROMPT',
            'OPEN_PROMPT', 'LABEL_PROMPT', 'GROUP_PROMPT', 'ASSIGN_PROMPT', 'Item', 'Items', 'LLMEngine', 'Solution',
-           'Solutions', 'SubskillNames', 'LLMProposer', 'planned_total', 'LLMTreePolicy', 'ask_within_budget',
-           'LLMListPolicy', 'LLMOpenPolicy', 'Label', 'Labels', 'Category', 'Categories', 'LLMDiscoverer']
+           'Solutions', 'SubskillNames', 'LLMProposer', 'planned_total', 'LLMPolicy', 'LLMTreePolicy',
+           'ask_within_budget', 'LLMListPolicy', 'LLMOpenPolicy', 'Label', 'Labels', 'Category', 'Categories',
+           'LLMDiscoverer']
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #b2e20bba
 class Item(BaseModel):
@@ -258,16 +259,19 @@ def planned_total(forest: SkillForest, action: SkillTreeAction) -> int:
     return total
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #9e8d51c5
-class LLMTreePolicy:
-    "A SKILL-TREE policy that asks an LLM for explore/exploit decisions."
+class LLMPolicy:
+    "What the LLM policies share: the `LLM`, `fixes` corrections of a plan over the budget, and the registry's constructor."
     name, module = 'llm', 'policy'
     def __init__(self, llm: LLM, fixes: int = 1): self.llm, self.fixes = llm, fixes
-    def __repr__(self): return f'LLMTreePolicy({self.llm!r})'
+    def __repr__(self): return f'{type(self).__name__}({self.llm!r})'
 
     @classmethod
-    def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMTreePolicy:
-        "The registry's `policy:skill-tree/llm` for a setup."
+    def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMPolicy:
+        "The registry's `policy:ENV/llm` for a setup (it needs an LLM)."
         return cls(_need_llm('the LLM policy', llm))
+
+class LLMTreePolicy(LLMPolicy):
+    "A SKILL-TREE policy that asks an LLM for explore/exploit decisions."
 
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
         view = obs.model_dump(mode='json', include={'iteration', 'budget', 'history', 'per_skill', 'explorable'})
@@ -319,16 +323,8 @@ def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Cal
                    f'after {fixes} correction(s)')
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #bc33a893
-class LLMListPolicy:
+class LLMListPolicy(LLMPolicy):
     "A SKILL-LIST policy that asks an LLM for a data plan per skill."
-    name, module = 'llm', 'policy'
-    def __init__(self, llm: LLM, fixes: int = 1): self.llm, self.fixes = llm, fixes
-    def __repr__(self): return f'LLMListPolicy({self.llm!r})'
-
-    @classmethod
-    def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMListPolicy:
-        "The registry's `policy:skill-list/llm` for a setup."
-        return cls(_need_llm('the LLM policy', llm))
 
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
         errors = '\n'.join(f'{s}:\n{_failure_lines(fs, 5)}' for s, fs in obs.errors_by_skill.items()) or '(none)'
@@ -339,11 +335,11 @@ class LLMListPolicy:
                                  observation=json.dumps(view, sort_keys=True))
         return ask_within_budget(self.llm, SkillListAction, msg, lambda a: sum(p.n for p in a.plans), obs.budget, self.module, self.fixes)
 
-class LLMOpenPolicy:
+class LLMOpenPolicy(LLMPolicy):
     "An OPEN-ENDED policy that asks an LLM for free-form data specs, conditioned on the failures."
-    name, module = 'llm', 'policy'
-    def __init__(self, llm: LLM, skills: Sequence[str] = (), fixes: int = 1): self.llm, self.skills, self.fixes = llm, list(skills), fixes
-    def __repr__(self): return f'LLMOpenPolicy({self.llm!r})'
+    def __init__(self, llm: LLM, skills: Sequence[str] = (), fixes: int = 1):
+        super().__init__(llm, fixes)
+        self.skills = list(skills)
 
     @classmethod
     def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMOpenPolicy:
