@@ -1,23 +1,31 @@
-"""Train the tiny agent on the data-repair tutorial task and compare it with the baselines on unseen seeds.
+"""Train the tiny agent on a data-repair task and compare it with the baselines on unseen seeds of every task.
 
     python benchmarks/train_agent.py --train-seeds 30 --eval-seeds 50 --grpo-steps 10 --threads 2
 
-Records warm-up chats from the heuristic and oracle agents (seeds 0..train-seeds-1, successful episodes only), runs the
-length check, SFT (TRL SFTTrainer, full fine-tuning), evaluates greedily on seeds 1000.. (never trained on) beside the
-random, heuristic and oracle agents, then runs GRPO (TRL GRPOTrainer, the environment in the loop) on seeds 200.. and
-evaluates again. Prints one JSON object: the length report, success rates and mean returns per agent after SFT and after
-GRPO, the must-show ratios (trained / heuristic success), and the wall time of each phase.
+Records warm-up chats from the heuristic and oracle agents (seeds 0..train-seeds-1 of `--task`, successful episodes
+only), runs the length check, SFT (TRL SFTTrainer, full fine-tuning), evaluates greedily on seeds 1000.. (never trained
+on) of every `--eval-tasks` task (default: all four; the training task is always among them) beside the random,
+heuristic and oracle agents, then runs GRPO (TRL GRPOTrainer, the environment in the loop) on seeds 200.. and evaluates
+again. Prints one JSON object: the length report; on the training task, the success rates and mean returns per agent
+after SFT (`trained`) and after GRPO (`trained+grpo`) and the must-show ratios (trained / heuristic success); `eval`,
+the `eval_summary` of every evaluated task (success rate with a Wilson 95% interval, mean return and accuracy with
+bootstrap intervals, each agent's paired difference from the heuristic); `grpo_vs_sft`, per task, the paired
+difference of trained+grpo minus trained; and the wall time of each phase.
 """
 import argparse, json, time
 import numpy as np
 import torch
-from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, evaluate_agent, grpo_train, length_report,
-                              record_rollouts, sft_train, success_rates, tiny_agent, warmup_dataset)
+from dataenvgym.repair.tasks import TASKS
+from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, eval_summary, evaluate_agent, grpo_train,
+                                     length_report, record_rollouts, sft_train, success_rates, tiny_agent,
+                                     warmup_dataset)
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('--task', default='task_0_tutorial')
+    p.add_argument('--task', default='task_0_tutorial', choices=list(TASKS), help='the task trained on')
+    p.add_argument('--eval-tasks', nargs='+', default=list(TASKS), choices=list(TASKS),
+                   help='the tasks evaluated after SFT and after GRPO (default: all four)')
     p.add_argument('--train-seeds', type=int, default=30)
     p.add_argument('--eval-seeds', type=int, default=50)
     p.add_argument('--epochs', type=float, default=40)
@@ -26,6 +34,7 @@ def main():
     p.add_argument('--threads', type=int, default=2)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
+    eval_tasks = list(dict.fromkeys([a.task, *a.eval_tasks]))
     out, t = {'args': vars(a)}, time.perf_counter()
     model, tok = tiny_agent()
     ds = warmup_dataset(record_rollouts(seeds=range(a.train_seeds), tasks=a.task))
@@ -36,20 +45,26 @@ def main():
     out['sft_final_loss'] = [h['loss'] for h in sft.state.log_history if 'loss' in h][-1]
     seeds = range(1000, 1000 + a.eval_seeds)
     t = time.perf_counter()
-    rows = evaluate_agent(sft.model, tok, a.task, seeds)
+    rows = evaluate_agent(sft.model, tok, eval_tasks, seeds)
     out['eval_seconds'] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     rollouts = EnvRollouts(a.task, seeds=range(200, 300))
     grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, lr=a.grpo_lr))
     out['grpo_seconds'] = round(time.perf_counter() - t, 1)
     out['grpo_reward'] = [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h]
-    rows += [{**r, 'agent': 'trained+grpo'} for r in evaluate_agent(grpo.model, tok, a.task, seeds, baselines=())]
-    rates = success_rates(rows)
+    t = time.perf_counter()
+    rows += [{**r, 'agent': 'trained+grpo'} for r in evaluate_agent(grpo.model, tok, eval_tasks, seeds, baselines=())]
+    out['eval_after_grpo_seconds'] = round(time.perf_counter() - t, 1)
+    on_task = [r for r in rows if r['task'] == a.task]
+    rates = success_rates(on_task)
     out['success_rate'] = rates
-    out['mean_return'] = {k: float(np.mean([r['return'] for r in rows if r['agent'] == k])) for k in rates}
+    out['mean_return'] = {k: float(np.mean([r['return'] for r in on_task if r['agent'] == k])) for k in rates}
     out['sft_vs_heuristic'] = rates['trained'] / rates['heuristic']
     out['grpo_vs_heuristic'] = rates['trained+grpo'] / rates['heuristic']
     out['must_show'] = out['sft_vs_heuristic'] >= 0.8 and rates['trained+grpo'] >= rates['trained']
+    out['eval'] = eval_summary(rows, reference='heuristic')
+    out['grpo_vs_sft'] = {task: t['vs_reference']['trained+grpo']
+                          for task, t in eval_summary(rows, reference='trained')['tasks'].items()}
     print(json.dumps(out, indent=1))
 
 

@@ -17,6 +17,7 @@ import torch
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from ..core import bootstrap_ci, proportion_ci, win_rate
 from ..plotting import plot_style
 from ..registry import make
 from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent, compare_agents,
@@ -31,8 +32,8 @@ __all__ = ['SYSTEM_PROMPT', 'CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'BASELINES', 'Ge
            'pretrained_agent', 'Trajectory', 'record_episode', 'record_rollouts', 'warmup_dataset', 'length_report',
            'Rollout', 'sample_commands', 'play_episodes', 'scripted', 'LMAgent', 'SFTSettings', 'append_jsonl',
            'log_callbacks', 'output_folder', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings', 'grpo_train',
-           'plot_training', 'evaluate_agent', 'success_rates', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft',
-           'run_grpo', 'run_eval']
+           'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference', 'eval_summary',
+           'eval_table', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft', 'run_grpo', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -536,6 +537,71 @@ def success_rates(rows: list[dict]) -> dict[str, float]:
     agents = dict.fromkeys(r['agent'] for r in rows)
     return {a: float(np.mean([r['success'] for r in rows if r['agent'] == a])) for a in agents}
 
+# %% ../../nbs/46_repair.train.ipynb #ea388995
+def _mean(xs: Sequence[float]) -> float | None: return round(float(np.mean(xs)), 4) if len(xs) else None
+
+def _listed(ci: tuple[float, float] | None) -> list[float] | None: return list(ci) if ci else None
+
+def agent_summary(rows: list[dict], confidence: float = 0.95) -> dict[str, Any]:
+    "One agent on one task: its seeds, success rate (Wilson interval), mean return and mean accuracy (bootstrap intervals)."
+    wins, returns = [bool(r['success']) for r in rows], [float(r['return']) for r in rows]
+    accs = [float(r['accuracy']) for r in rows if r['accuracy'] is not None and np.isfinite(r['accuracy'])]
+    return {'n': len(rows), 'seeds': sorted(r['seed'] for r in rows),
+            'success': _mean(wins), 'success_ci': _listed(proportion_ci(sum(wins), len(wins), confidence)),
+            'mean_return': _mean(returns), 'return_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
+            'mean_accuracy': _mean(accs), 'accuracy_ci': _listed(bootstrap_ci(accs, confidence, digits=4))}
+
+def paired_difference(rows: list[dict], reference: list[dict], confidence: float = 0.95) -> dict[str, Any] | None:
+    "`rows` minus `reference` (one agent each, on one task) on the seeds both played; None if they share none."
+    ref = {r['seed']: r for r in reference}
+    both = [(r, ref[r['seed']]) for r in sorted(rows, key=lambda r: r['seed']) if r['seed'] in ref]
+    if not both: return None
+    successes = [float(a['success']) - float(b['success']) for a, b in both]
+    returns = [float(a['return']) - float(b['return']) for a, b in both]
+    return {'n': len(both), 'seeds': [a['seed'] for a, _ in both],
+            'success_diff': _mean(successes), 'success_diff_ci': _listed(bootstrap_ci(successes, confidence, digits=4)),
+            'return_diff': _mean(returns), 'return_diff_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
+            'win_rate': win_rate(returns)}
+
+def eval_summary(rows: list[dict], reference: str | None = 'heuristic', confidence: float = 0.95) -> dict[str, Any]:
+    "Per task: every agent's `agent_summary`, and every other agent's `paired_difference` from `reference`."
+    tasks = {}
+    for task in dict.fromkeys(r['task'] for r in rows):
+        of_task = [r for r in rows if r['task'] == task]
+        groups = {a: [r for r in of_task if r['agent'] == a] for a in dict.fromkeys(r['agent'] for r in of_task)}
+        ref = groups.get(reference, [])
+        pairs = {a: paired_difference(g, ref, confidence) for a, g in groups.items() if a != reference}
+        tasks[task] = {'agents': {a: agent_summary(g, confidence) for a, g in groups.items()},
+                       'vs_reference': {a: d for a, d in pairs.items() if d is not None}}
+    return {'reference': reference, 'confidence': confidence, 'tasks': tasks}
+
+# %% ../../nbs/46_repair.train.ipynb #dc791a86
+def _interval(ci: list[float] | None, fmt: str) -> str: return f' [{ci[0]:{fmt}}, {ci[1]:{fmt}}]' if ci else ''
+
+def _summary_cells(s: dict) -> list[str]:
+    pct = [100 * x for x in s['success_ci']] if s['success_ci'] else None
+    accuracy = '—' if s['mean_accuracy'] is None else f"{s['mean_accuracy']:.3f}"
+    return [str(s['n']), f"{100 * s['success']:.0f}%{_interval(pct, '.0f')}",
+            f"{s['mean_return']:.2f}{_interval(s['return_ci'], '.2f')}", accuracy]
+
+def _difference_cells(d: dict | None) -> list[str]:
+    if d is None: return ['—', '—', '—']
+    pts = [100 * x for x in d['success_diff_ci']] if d['success_diff_ci'] else None
+    return [f"{100 * d['success_diff']:+.0f}{_interval(pts, '+.0f')}",
+            f"{d['return_diff']:+.2f}{_interval(d['return_diff_ci'], '+.2f')}", f"{d['win_rate']:.0%}"]
+
+def eval_table(summary: dict) -> str:
+    "An `eval_summary` as a markdown table: task, agent, seeds, success, return, accuracy, and the paired difference."
+    ci, ref = f"{summary['confidence']:.0%} CI", summary['reference']
+    head = ['task', 'agent', 'seeds', f'success % [{ci}]', f'mean return [{ci}]', 'accuracy',
+            f'Δ success vs {ref} (pts)', f'Δ return vs {ref}', f'win rate vs {ref}']
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for task, t in summary['tasks'].items():
+        for agent, s in t['agents'].items():
+            cells = [task, agent, *_summary_cells(s), *_difference_cells(t['vs_reference'].get(agent))]
+            lines.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
+
 # %% ../../nbs/46_repair.train.ipynb #7029ce6c
 SeedRange = tuple[int, int]
 
@@ -544,14 +610,15 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra='forbid')
     model: str = 'tiny'                        # 'tiny' (from a config, no download), a Hugging Face name or a folder
     use_unsloth: bool | None = None            # None: when CUDA and unsloth are there
-    tasks: list[str] = ['task_0_tutorial']     # warm-up, GRPO (without a curriculum) and evaluation tasks
-    curriculum: list[str] | None = None        # GRPO levels in order; evaluation covers them too
+    tasks: list[str] = ['task_0_tutorial']     # warm-up and GRPO (without a curriculum) tasks
+    curriculum: list[str] | None = None        # GRPO levels in order
     curriculum_window: int = 20
     curriculum_threshold: float = 0.7
     warmup_agents: list[str] = ['heuristic', 'oracle']
     warmup_seeds: SeedRange = (0, 30)
     grpo_seeds: SeedRange = (200, 300)
     eval_seeds: SeedRange = (1000, 1050)
+    eval_on: list[str] | None = None           # evaluation tasks (None: every task in TASKS)
     baselines: list[str] = ['random', 'heuristic', 'oracle']
     max_turns: int = 16                        # turns an episode may take in GRPO and evaluation
     sft: SFTSettings = SFTSettings()
@@ -563,14 +630,17 @@ class TrainConfig(BaseModel):
         for name in ('warmup_seeds', 'grpo_seeds', 'eval_seeds'):
             a, b = getattr(self, name)
             if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
-        if bad := [t for t in [*self.tasks, *(self.curriculum or [])] if t not in TASKS]:
+        if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to evaluate on every task')
+        if bad := [t for t in [*self.tasks, *(self.curriculum or []), *(self.eval_on or [])] if t not in TASKS]:
             raise ValueError(f'unknown tasks {bad}; valid: {", ".join(TASKS)}')
         if bad := [a for a in [*self.warmup_agents, *self.baselines] if a not in BASELINES]:
             raise ValueError(f'unknown agents {bad}; valid: {", ".join(BASELINES)}')
         return self
 
     @property
-    def eval_tasks(self) -> list[str]: return list(dict.fromkeys([*self.tasks, *(self.curriculum or [])]))
+    def eval_tasks(self) -> list[str]:
+        "The tasks `run_eval` evaluates on: `eval_on`, else every task."
+        return list(TASKS) if self.eval_on is None else list(dict.fromkeys(self.eval_on))
 
 # %% ../../nbs/46_repair.train.ipynb #b62b53ec
 _LEVELS = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
@@ -663,7 +733,7 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
 
 # %% ../../nbs/46_repair.train.ipynb #0cee0917
 def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = None) -> dict:
-    "The trained model (`model`, else `out/grpo`, else `out/sft`) and the baselines on every task's evaluation seeds."
+    "The trained model (`model`, else `out/grpo`, else `out/sft`) and the baselines on the evaluation tasks and seeds."
     path = model or _latest(Path(out), 'grpo', 'sft')
     if path is None:
         raise FileNotFoundError(f'nothing to evaluate in {out}: run `train sft` (and `train grpo`) first, '
@@ -675,7 +745,9 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
     _save_figure(plot_comparison(rows), out / 'eval.png')
     per_task = {t: success_rates([r for r in rows if r['task'] == t]) for t in c.eval_tasks}
+    reference = 'heuristic' if 'heuristic' in c.baselines else next(iter(c.baselines), None)
     summary = {'phase': 'eval', 'model': str(path), 'seeds': list(c.eval_seeds), 'success_rate': success_rates(rows),
-               'success_rate_per_task': per_task}
+               'success_rate_per_task': per_task, **eval_summary(rows, reference)}
     (out / 'eval.json').write_text(json.dumps(summary, indent=1))
+    (out / 'eval.md').write_text(eval_table(summary) + '\n')
     return summary

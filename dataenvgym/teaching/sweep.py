@@ -17,18 +17,17 @@ import numpy as np
 import torch
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from scipy import stats
 from tqdm.auto import tqdm
 
-from ..core import read_jsonl
+from ..core import bootstrap_ci, read_jsonl, win_rate
 from ..plotting import plot_style
 from ..registry import make, registered
 from .runner import EpisodeResult, run_episode
 
 # %% auto #0
 __all__ = ['LOCAL_RAY', 'parse_seeds', 'env_policies', 'Episode', 'SweepSpec', 'make_spec', 'load_spec', 'torch_threads', 'setup',
-           'row', 'run_one', 'warm_seed_student', 'bootstrap_ci', 'win_rate', 'summarize', 'SweepResult', 'sweep_table',
-           'plot_sweep', 'save_sweep', 'run_sweep']
+           'row', 'run_one', 'warm_seed_student', 'summarize', 'SweepResult', 'sweep_table', 'plot_sweep', 'save_sweep',
+           'run_sweep']
 
 # %% ../../nbs/39_teaching.sweep.ipynb #9f4f6f38
 def _seed_piece(piece: str) -> range:
@@ -178,22 +177,6 @@ def warm_seed_student(ep: Episode, out: str | Path, iterations: int | None = Non
     "Train and cache the seed student of `ep`'s preset and seed (what every policy and environment of that seed starts from)."
     env, _ = setup(ep, out, iterations)
     with torch_threads(threads): env.reset(seed=ep.seed)
-
-# %% ../../nbs/39_teaching.sweep.ipynb #93895ff4
-def bootstrap_ci(values: Sequence[float], confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0) -> tuple[float, float] | None:
-    "The bootstrap `confidence` interval of the mean of `values` (BCa; percentile where BCa is undefined)."
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2: return None
-    if np.ptp(x) == 0: return float(x[0]), float(x[0])
-    for method in ('BCa', 'percentile'):
-        lo, hi = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method=method,
-                                 rng=np.random.default_rng(seed)).confidence_interval
-        if np.isfinite(lo) and np.isfinite(hi): return round(float(lo), 2), round(float(hi), 2)
-    return None
-
-def win_rate(diffs: Sequence[float]) -> float:
-    "The share of seeds on which the first policy did better (a tie counts half)."
-    return float(np.mean([1.0 if d > 0 else 0.5 if d == 0 else 0.0 for d in diffs]))
 
 # %% ../../nbs/39_teaching.sweep.ipynb #98d6bbca
 def _key(r: dict) -> tuple: return r['preset'], r['env']
