@@ -262,9 +262,12 @@ def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student]
 
 # %% ../../nbs/39_teaching.config.ipynb #01170c16
 def _overrides(config: RunConfig) -> dict[str, Any]:
-    "The `TeachingConfig` fields the run config sets."
+    "The `TeachingConfig` fields the run config sets; a student of another kind than the preset's fits with its own settings."
     fields = ('iterations', 'budget', 'seed_per_subskill', 'fit', 'seed_fit')
-    return {k: getattr(config, k) for k in fields if getattr(config, k) is not None}
+    own = {k: getattr(config, k) for k in fields if getattr(config, k) is not None}
+    if config.student.kind not in (None, lookup('preset', preset_name(config.preset, config.domain.name)).student):
+        own = {'fit': {}, 'seed_fit': {}, **own}   # the preset's steps and learning rate are for its tiny student
+    return own
 
 def build(config: RunConfig, out: str | Path | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM of `config`; LLM discovery is checkpointed under `out`."

@@ -60,15 +60,15 @@ PRESETS: dict[str, Preset] = {
     'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY, initial_allocation=5),
     'tools/embedded': Preset(
         domain='tools', settings=_SMALL_LM,
-        config=TeachingConfig(**_EMBEDDED, budget=600, val_per_subskill=10, test_per_subskill=30,
-                              seed_per_subskill={s: 10 if '+' in s else 150 for s in ToolDomain().subskills},
+        config=TeachingConfig(**_EMBEDDED, budget=120, val_per_subskill=25, test_per_subskill=30,
+                              seed_per_subskill={s: 5 if '+' in s else 150 for s in ToolDomain().subskills},
                               seed_fit={'steps': 600}, fit={'steps': 200, 'warmup_steps': 20})),
     'tools/tiny': Preset(domain='tools', subskills=['capital', 'capital+upper', 'population+mul'], settings=_TINY_LM,
                          config=_TINY, initial_allocation=5),
     'code/embedded': Preset(
-        domain='code', settings=_SMALL_LM,
-        config=TeachingConfig(**_EMBEDDED, budget=1200, val_per_subskill=10, test_per_subskill=20, seed_per_subskill=200,
-                              seed_fit={'steps': 800}, fit={'steps': 300, 'warmup_steps': 20})),
+        domain='code', subskills=['str_transform', 'list_map', 'formulas', 'compare', 'accumulate', 'sorting'], settings=_SMALL_LM,
+        config=TeachingConfig(**{**_EMBEDDED, 'replay': None}, budget=200, val_per_subskill=15, test_per_subskill=20,
+                              seed_per_subskill=150, seed_fit={'steps': 600}, fit={'steps': 150, 'warmup_steps': 20, 'lr': 1e-3})),
     'code/tiny': Preset(domain='code', subskills=['str_transform', 'list_map', 'formulas'], settings=_TINY_LM,
                         config=_TINY.model_copy(update={'val_per_subskill': 4, 'test_per_subskill': 4}), initial_allocation=5),
     'vqa/embedded': Preset(
