@@ -31,10 +31,10 @@ from .hf import LoRAStudent, device, load_dtype
 from .tiny import SeededStudent, train_steps
 
 # %% auto #0
-__all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_OBJECTS', 'CROP', 'PALIGEMMA_LORA_TARGETS',
-           'words', 'lexicon', 'VQAStudentConfig', 'standardize', 'FiLMBlock', 'VQANet', 'image_array', 'images_tensor',
-           'questions_tensor', 'object_map', 'object_boxes', 'object_maps', 'ObjectNet', 'make_network', 'VQAStudent',
-           'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
+__all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_OBJECTS', 'CROP', 'MAPS_CACHE_SIZE',
+           'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig', 'standardize', 'FiLMBlock', 'VQANet',
+           'image_array', 'images_tensor', 'questions_tensor', 'object_map', 'object_boxes', 'object_maps', 'ObjectNet',
+           'make_network', 'VQAStudent', 'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
 
 # %% ../../nbs/22_students.vqa.ipynb #64c209bb
 BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *NUMBERS, *SHAPES, *COLORS, *SIZES, *MATERIALS]))
@@ -175,14 +175,15 @@ def object_boxes(regions: np.ndarray) -> np.ndarray:
     return boxes
 
 _MAPS: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+MAPS_CACHE_SIZE = 50_000   # images whose maps are kept; the cache is emptied before a batch that would overflow it
 
 def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "`object_map` and `object_boxes` of each image of a batch, cached by the image's bytes (computed once per session)."
     arrays = images.numpy()
     keys = [hashlib.blake2b(a.tobytes(), digest_size=16).digest() for a in arrays]
+    if len(_MAPS) + len(keys) > MAPS_CACHE_SIZE: _MAPS.clear()   # never mid-batch, which would drop this batch's maps
     for k, a in zip(keys, arrays):
         if k not in _MAPS:
-            if len(_MAPS) >= 50_000: _MAPS.clear()
             regions = object_map(a)
             _MAPS[k] = regions, object_boxes(regions)
     return (torch.from_numpy(np.stack([_MAPS[k][0] for k in keys])).long(),
