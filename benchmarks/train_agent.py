@@ -1,6 +1,12 @@
 """Train the tiny agent on a data-repair task and compare it with the baselines on unseen seeds of every task.
 
     python benchmarks/train_agent.py --train-seeds 30 --eval-seeds 50 --grpo-steps 10 --threads 2
+    python benchmarks/train_agent.py --config tiny-medium-hard --out runs/agent-medium-hard --threads 2
+
+With `--config` (a name in `TRAIN_CONFIGS` or a YAML/JSON file) it runs that config's recipe instead — `run_sft`,
+`run_grpo`, `run_eval` into `--out`, the same phases as `dataenvgym train` — and prints the SFT and GRPO summaries,
+the evaluation (`eval_summary` per task, `grpo_vs_sft` paired on the same seeds, `commands` per episode) and the
+timings: seconds per GRPO step, and the environment's share of them (its steps, summed from the rollout log).
 
 Records warm-up chats from the heuristic and oracle agents (seeds 0..train-seeds-1 of `--task`, successful episodes
 only), runs the length check, SFT (TRL SFTTrainer, full fine-tuning), evaluates greedily on seeds 1000.. (never trained
@@ -16,9 +22,29 @@ import argparse, json, time
 import numpy as np
 import torch
 from dataenvgym.repair.tasks import TASKS
-from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, eval_summary, evaluate_agent, grpo_train,
-                                     length_report, record_rollouts, sft_train, success_rates, tiny_agent,
-                                     warmup_dataset)
+from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, TrainConfig, eval_summary, evaluate_agent,
+                                     grpo_train, length_report, record_rollouts, run_eval, run_grpo, run_sft, sft_train,
+                                     success_rates, tiny_agent, warmup_dataset)
+
+
+def from_config(name: str, out: str, threads: int) -> dict:
+    "The config's recipe (SFT, GRPO, evaluation of both on the held-out seeds) with its timings."
+    from pathlib import Path
+    config = TrainConfig.load(name)
+    config = config.model_copy(update={'threads': threads})
+    res, t = {'config': config.model_dump(mode='json')}, time.perf_counter()
+    res['sft'] = run_sft(config, out)
+    res['sft_seconds'] = round(time.perf_counter() - t, 1); t = time.perf_counter()
+    res['grpo'] = run_grpo(config, out)
+    grpo_seconds = time.perf_counter() - t; t = time.perf_counter()
+    res['eval'] = run_eval(config, out)
+    res['eval_seconds'] = round(time.perf_counter() - t, 1)
+    log = [json.loads(l) for l in (Path(out) / 'logs' / 'rollouts.jsonl').read_text().splitlines()]
+    env_seconds, steps = sum(r['env_seconds'] for r in log), max(res['grpo']['steps'], 1)
+    res['timing'] = {'grpo_seconds': round(grpo_seconds, 1), 'grpo_seconds_per_step': round(grpo_seconds / steps, 2),
+                     'env_seconds_per_step': round(env_seconds / steps, 2),
+                     'env_share_of_grpo': round(env_seconds / grpo_seconds, 3), 'episodes': len(log)}
+    return res
 
 
 def main():
@@ -32,8 +58,14 @@ def main():
     p.add_argument('--grpo-steps', type=int, default=10)
     p.add_argument('--grpo-lr', type=float, default=1e-4)
     p.add_argument('--threads', type=int, default=2)
+    p.add_argument('--config', help="run a TrainConfig's recipe (a name in TRAIN_CONFIGS or a file) instead")
+    p.add_argument('--out', default=None, help='run folder for --config (default: runs/agent-<config>)')
     a = p.parse_args()
     torch.set_num_threads(a.threads)
+    if a.config:
+        from pathlib import Path
+        print(json.dumps(from_config(a.config, a.out or f'runs/agent-{Path(a.config).stem}', a.threads), indent=1))
+        return
     eval_tasks = list(dict.fromkeys([a.task, *a.eval_tasks]))
     out, t = {'args': vars(a)}, time.perf_counter()
     model, tok = tiny_agent()

@@ -198,10 +198,10 @@ def _print_train(res: dict) -> None:
         print(f"GRPO from {res['from']}: {res['steps']} steps, {res['episodes']} episodes, mean reward per step "
               f"{res['reward']}{level}; saved {res['saved']}")
     else:
-        from dataenvgym.repair.train import eval_table
+        from dataenvgym.repair.train import eval_report
         print(f"success rate on seeds [{res['seeds'][0]}, {res['seeds'][1]}) of {res['model']}, with "
               f"{res['confidence']:.0%} confidence intervals and paired differences from {res['reference']}:")
-        print(eval_table(res))
+        print(eval_report(res))
 
 def train_agent(args: argparse.Namespace) -> int:
     "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."

@@ -88,14 +88,15 @@ def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
                      for phase in ('sft', 'grpo', 'eval'))
     assert sft['steps'] == 5 and sft['length']['answers_cut'] == 0 and (out / 'sft' / 'config.json').exists()
     assert grpo['from'] == str(out / 'sft') and grpo['episodes'] == 2 and len(grpo['reward']) == 1
-    assert ev['model'] == str(out / 'grpo') and set(ev['success_rate']) == {'trained', 'heuristic'}
+    assert ev['model'] == str(out / 'grpo') and set(ev['success_rate']) == {'trained', 'sft', 'heuristic'}   # GRPO beside its start
     rows = [json.loads(l) for l in (out / 'eval.jsonl').read_text().splitlines()]
     tasks = ['task_0_tutorial', 'task_1_easy', 'task_2_medium', 'task_3_hard']      # every task, by default
-    assert len(rows) == 16 and {r['seed'] for r in rows} == {1000, 1001} and list(ev['tasks']) == tasks
+    assert len(rows) == 24 and {r['seed'] for r in rows} == {1000, 1001} and list(ev['tasks']) == tasks
     assert all((out / f).exists() for f in ['logs/sft.jsonl', 'logs/grpo.jsonl', 'logs/rollouts.jsonl', 'eval.png', 'training.png',
                                             'eval.md'])
     text = run('train', 'eval', '--config', str(config), '--out', str(out)).stdout
     assert text.startswith('success rate on seeds [1000, 1002)') and '| task_3_hard | trained | 2 |' in text
+    assert 'GRPO minus its SFT start' in text and 'Commands per episode' in text
 
 
 def test_train_with_a_bad_config_is_a_clear_error(tmp_path):

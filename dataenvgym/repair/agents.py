@@ -1,4 +1,4 @@
-"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, oracle) and an episode runner.
+"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, oracle) and an episode runner.
 
 Docs: https://dataenvgym.github.io/dataenvgym/repair.agents.html.md"""
 
@@ -15,8 +15,8 @@ from .specialists import reference_plan
 from ..plotting import plot_style
 
 # %% auto #0
-__all__ = ['SOURCE', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'RepairResult', 'play_episode',
-           'compare_agents', 'plot_comparison']
+__all__ = ['SOURCE', 'ROW_DROPPING', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'fix_kind',
+           'ReaderAgent', 'RepairResult', 'play_episode', 'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -71,6 +71,37 @@ class OracleAgent:
                 return f'apply {match[0]}'
         return self.finish.pop(0) if len(self.finish) > 1 else self.finish[0]
 
+# %% ../../nbs/43_repair.agents.ipynb #6f37d05e
+ROW_DROPPING = {'drop_missing_rows', 'drop_outliers', 'drop_label_issues', 'undersample', 'oversample'}
+
+def fix_kind(rec: dict) -> tuple:
+    "What makes two recommendations the same fix for `ReaderAgent`: the op (and the column, for `coerce_numeric`)."
+    return (rec['op'], rec['args'].get('column')) if rec['op'] == 'coerce_numeric' else (rec['op'],)
+
+class ReaderAgent:
+    "Acts on what the observations show: applies each kind of listed fix once (its first-ranked variant), specialist by specialist."
+    specialists = ['query_cleaner', 'query_validator', 'query_cleaner', 'query_validator', 'query_balancer']
+    def begin(self, env):
+        self.queue, self.finish = list(self.specialists), ['validate', 'submit']
+        self.applied, self.pending, self.trying = set(), [], None
+    def act(self, obs):
+        m = obs.metadata
+        if self.trying is not None and m.get('command') == 'apply' and not m.get('error'): self.applied.add(self.trying)
+        self.trying = None
+        if (m.get('command') or '').startswith('query_') and not m.get('error'): self.pending = self._choose(m)
+        if self.pending:
+            n, self.trying = self.pending.pop(0)
+            return f'apply {n}'
+        if self.queue: return self.queue.pop(0)
+        return self.finish.pop(0) if len(self.finish) > 1 else self.finish[0]
+    def _choose(self, meta: dict, limit: int = 3) -> list[tuple[int, tuple]]:
+        "The numbers (and kinds) of the listed fixes to apply: new kinds, first-ranked variant, no row dropping."
+        chosen = {}
+        for r in meta.get('recommendations', []):
+            k = fix_kind(r)
+            if r['op'] not in ROW_DROPPING and k not in self.applied and k not in chosen: chosen[k] = r['n']
+        return [(n, k) for k, n in chosen.items()][:limit]
+
 # %% ../../nbs/43_repair.agents.ipynb #46189241
 @dataclass
 class RepairResult:
@@ -102,7 +133,7 @@ def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = Non
 # %% ../../nbs/43_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,
                    env: RepairEnv | None = None) -> list[dict]:
-    "One row per (task, agent, seed): success, return, held-out accuracy, baseline and target."
+    "One row per (task, agent, seed): success, return, held-out accuracy, baseline, target and the commands sent."
     env = env or RepairEnv()
     rows = []
     for t in tasks:
@@ -110,7 +141,8 @@ def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,
             for s in seeds:
                 r = play_episode(env, make(s), s, t)
                 rows.append({'task': t, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret,
-                             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target})
+                             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target,
+                             'commands': r.commands})
     return rows
 
 # %% ../../nbs/43_repair.agents.ipynb #6c3d0fca

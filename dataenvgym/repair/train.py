@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.train.html.md"""
 
 # %% ../../nbs/46_repair.train.ipynb #e498f067
 from __future__ import annotations
-import importlib.util, json, os, tempfile
+import importlib.util, json, os, tempfile, time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,20 +20,21 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from ..core import bootstrap_ci, proportion_ci, win_rate
 from ..plotting import plot_style
 from ..registry import make
-from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent, compare_agents,
-                                     plot_comparison)
+from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent, SubmitAgent,
+                                     compare_agents, plot_comparison)
 from .curriculum import Curriculum
-from .env import RepairEnv, RepairObservation
+from .env import COMMANDS, RepairEnv, RepairObservation
 from .tasks import TASKS
 
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'BASELINES', 'Generate', 'SeedRange', 'TRAIN_CONFIGS',
            'observation_text', 'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template', 'unsloth_usable',
-           'pretrained_agent', 'Trajectory', 'record_episode', 'record_rollouts', 'warmup_dataset', 'length_report',
-           'Rollout', 'sample_commands', 'play_episodes', 'scripted', 'LMAgent', 'SFTSettings', 'append_jsonl',
-           'log_callbacks', 'output_folder', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings', 'grpo_train',
-           'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference', 'eval_summary',
-           'eval_table', 'TrainConfig', 'load_agent', 'save_agent', 'run_sft', 'run_grpo', 'run_eval']
+           'pretrained_agent', 'Trajectory', 'record_episode', 'record_rollouts', 'observation_only', 'warmup_dataset',
+           'length_report', 'Rollout', 'sample_commands', 'play_episodes', 'scripted', 'LMAgent', 'SFTSettings',
+           'append_jsonl', 'log_callbacks', 'output_folder', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings',
+           'grpo_train', 'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference',
+           'eval_summary', 'eval_table', 'command_usage', 'usage_table', 'TrainConfig', 'load_agent', 'save_agent',
+           'run_sft', 'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -176,7 +177,8 @@ def record_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = N
 
 # %% ../../nbs/46_repair.train.ipynb #4a697493
 BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: SubmitAgent(),
-             'heuristic': lambda seed: HeuristicAgent(), 'oracle': lambda seed: OracleAgent()}
+             'heuristic': lambda seed: HeuristicAgent(), 'reader': lambda seed: ReaderAgent(),
+             'oracle': lambda seed: OracleAgent()}
 
 def _tasks(tasks: str | Sequence[str]) -> list[str]: return [tasks] if isinstance(tasks, str) else list(tasks)
 
@@ -185,6 +187,22 @@ def record_rollouts(agents: Sequence[str] = ('heuristic', 'oracle'), seeds=range
     "One trajectory per (task, baseline agent, seed)."
     env = env or RepairEnv()
     return [record_episode(env, BASELINES[a](s), s, t, a) for t in _tasks(tasks) for a in agents for s in seeds]
+
+# %% ../../nbs/46_repair.train.ipynb #8855567c
+def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(3),
+                     env: RepairEnv | None = None) -> bool:
+    "True if baseline `agent` plays the same commands without seeing the environment (`begin(None)`) on every task and seed."
+    env = env or RepairEnv()
+    for task in _tasks(tasks):
+        for seed in seeds:
+            sighted = record_episode(env, BASELINES[agent](seed), seed, task).commands
+            blind, obs, commands = BASELINES[agent](seed), env.reset(seed=seed, task=task), []
+            try:
+                blind.begin(None)
+                while not obs.done: commands.append(blind.act(obs)); obs = env.step(commands[-1])
+            except (AttributeError, TypeError): return False      # it reached for the environment
+            if commands != sighted: return False
+    return True
 
 # %% ../../nbs/46_repair.train.ipynb #24d8d2bc
 def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = True, system: str = SYSTEM_PROMPT):
@@ -232,6 +250,7 @@ class Rollout:
     done: bool = False
     success: bool = False
     accuracy: float = float('nan')
+    env_seconds: float = 0.0        # time spent in the environment's steps
 
     @property
     def ret(self) -> float: return float(sum(self.rewards))
@@ -289,7 +308,9 @@ def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str,
     if not ids or ids[-1] != eos: r.completion_ids.append(eos); r.mask.append(0)   # close the turn as the template
     before = render(tokenizer, agent_messages(r.observations, r.commands + [command], system))
     r.commands.append(command)
+    t0 = time.perf_counter()
     obs = env.step(command)
+    r.env_seconds += time.perf_counter() - t0
     r.rewards.append(obs.reward or 0.0)
     if obs.done or last:
         r.done, r.success = True, bool(env.state.success)
@@ -439,7 +460,7 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
     rolls = play_episodes(model, trainer.processing_class, [self.episode_of(p) for p in prompts], gen,
                           self.max_turns, self.system, self.max_length, max_new_tokens=self.max_new_tokens)
     rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed, 'return': r.ret,
-             'success': r.success, 'commands': r.commands} for r in rolls]
+             'success': r.success, 'commands': r.commands, 'env_seconds': round(r.env_seconds, 4)} for r in rolls]
     for r in rolls if self.curriculum else []:   # the level changes only between calls: a group plays one episode
         if self.curriculum.record(r.success): break   # promoted: the rest were played at the level below
     self.log += rows
@@ -525,11 +546,11 @@ def plot_training(rollout_log: Sequence[dict], ax=None):
 def evaluate_agent(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(1000, 1050),
                    baselines: Sequence[str] = ('random', 'heuristic', 'oracle'), name: str = 'trained',
                    max_turns: int = 16, max_length: int = 768) -> list[dict]:
-    "Rows (task, agent, seed, success, return, accuracy, baseline, target) of the model and the baselines."
+    "Rows (task, agent, seed, success, return, accuracy, baseline, target, commands) of the model and the baselines."
     rolls = play_episodes(model, tokenizer, [(t, s) for t in _tasks(tasks) for s in seeds], max_turns=max_turns,
                           max_length=max_length, greedy=True)
     rows = [{'task': r.task, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret,
-             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target} for r in rolls]
+             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target, 'commands': r.commands} for r in rolls]
     return rows + compare_agents({b: BASELINES[b] for b in baselines}, _tasks(tasks), list(seeds))
 
 def success_rates(rows: list[dict]) -> dict[str, float]:
@@ -602,6 +623,32 @@ def eval_table(summary: dict) -> str:
             lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
 
+# %% ../../nbs/46_repair.train.ipynb #c92570c4
+def _command_word(text: str) -> str:
+    words = text.strip().lower().split()
+    return words[0] if words and words[0] in COMMANDS else 'invalid'
+
+def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
+    "Per task and agent, the mean number of times an episode sent each command (rows need `commands`)."
+    usage = {}
+    for task in dict.fromkeys(r['task'] for r in rows):
+        of_task = [r for r in rows if r['task'] == task]
+        usage[task] = {}
+        for agent in dict.fromkeys(r['agent'] for r in of_task):
+            eps = [[_command_word(c) for c in r['commands']] for r in of_task if r['agent'] == agent]
+            words = [w for w in [*COMMANDS, 'invalid'] if any(w in e for e in eps)]
+            usage[task][agent] = {w: round(float(np.mean([e.count(w) for e in eps])), 2) for w in words}
+    return usage
+
+def usage_table(usage: dict) -> str:
+    "A `command_usage` as a markdown table: one row per task and agent, one column per command anyone sent."
+    words = [w for w in [*COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
+    lines = ['| task | agent | ' + ' | '.join(words) + ' |', '|' + '---|' * (len(words) + 2)]
+    for task, agents in usage.items():
+        for agent, counts in agents.items():
+            lines.append(f'| {task} | {agent} | ' + ' | '.join(f"{counts.get(w, 0):g}" for w in words) + ' |')
+    return '\n'.join(lines)
+
 # %% ../../nbs/46_repair.train.ipynb #7029ce6c
 SeedRange = tuple[int, int]
 
@@ -644,15 +691,28 @@ class TrainConfig(BaseModel):
 
 # %% ../../nbs/46_repair.train.ipynb #b62b53ec
 _LEVELS = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
+_HARDER = ['task_2_medium', 'task_3_hard']
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
     'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
                                    sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
+    'tiny-medium-hard': TrainConfig(                # where the heuristic fails: observation-only demonstrators only
+        tasks=_HARDER, curriculum=_HARDER, curriculum_window=16, warmup_agents=['heuristic', 'reader'],
+        warmup_seeds=(0, 40), grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
+        baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20,
+        sft=SFTSettings(epochs=20, max_length=1536), grpo=GRPOSettings(steps=30, temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(
         model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
         sft=SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True),
         grpo=GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)),
+    'qwen2.5-1.5b-medium-hard': TrainConfig(      # the tiny-medium-hard recipe on a T4
+        model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'],
+        warmup_seeds=(0, 40), grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
+        baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20,
+        sft=SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True),
+        grpo=GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)),
 }
+
 
 # %% ../../nbs/46_repair.train.ipynb #754fd16a
 @patch
@@ -712,6 +772,7 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
     trainer = sft_train(model, tok, ds, c.sft, progress=progress, log_dir=out / 'logs')
     losses = [h['loss'] for h in trainer.state.log_history if 'loss' in h]
     return {'phase': 'sft', 'chats': len(ds), 'length': lengths, 'steps': trainer.state.global_step,
+            'observation_only': {a: observation_only(a, c.tasks) for a in c.warmup_agents},
             'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [],
             'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
 
@@ -732,8 +793,22 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
             'saved': str(save_agent(trainer.model, tok, out / 'grpo'))}
 
 # %% ../../nbs/46_repair.train.ipynb #0cee0917
+def eval_report(summary: dict) -> str:
+    "A `run_eval` summary as markdown: the `eval_table`, GRPO against its SFT start (when both ran), the commands used."
+    parts = [eval_table(summary)]
+    if summary.get('grpo_vs_sft'):
+        lines = [f"GRPO minus its SFT start on the same seeds ({summary['confidence']:.0%} CI):", '']
+        for task, d in summary['grpo_vs_sft'].items():
+            lines.append(f"- {task}: success {100 * d['success_diff']:+.0f} pts"
+                         f"{_interval([100 * x for x in d['success_diff_ci']], '+.0f')}, return "
+                         f"{d['return_diff']:+.2f}{_interval(d['return_diff_ci'], '+.2f')}, "
+                         f"GRPO's return higher on {d['win_rate']:.0%} of {d['n']} seeds")
+        parts.append('\n'.join(lines))
+    if summary.get('commands'): parts.append('Commands per episode:\n\n' + usage_table(summary['commands']))
+    return '\n\n'.join(parts)
+
 def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = None) -> dict:
-    "The trained model (`model`, else `out/grpo`, else `out/sft`) and the baselines on the evaluation tasks and seeds."
+    "The trained model (`model`, else `out/grpo` beside its start `out/sft`, else `out/sft`) and the baselines, on the evaluation tasks and seeds."
     path = model or _latest(Path(out), 'grpo', 'sft')
     if path is None:
         raise FileNotFoundError(f'nothing to evaluate in {out}: run `train sft` (and `train grpo`) first, '
@@ -742,12 +817,22 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
     m, tok = load_agent(path, c)
     rows = evaluate_agent(m, tok, c.eval_tasks, range(*c.eval_seeds), c.baselines, max_turns=c.max_turns,
                           max_length=c.sft.max_length)
+    start = out / 'sft'
+    if model is None and path.name == 'grpo' and start.exists():     # GRPO's starting point, on the same seeds
+        sm, stok = load_agent(start, c)
+        rows += evaluate_agent(sm, stok, c.eval_tasks, range(*c.eval_seeds), (), name='sft', max_turns=c.max_turns,
+                               max_length=c.sft.max_length)
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
     _save_figure(plot_comparison(rows), out / 'eval.png')
     per_task = {t: success_rates([r for r in rows if r['task'] == t]) for t in c.eval_tasks}
     reference = 'heuristic' if 'heuristic' in c.baselines else next(iter(c.baselines), None)
     summary = {'phase': 'eval', 'model': str(path), 'seeds': list(c.eval_seeds), 'success_rate': success_rates(rows),
                'success_rate_per_task': per_task, **eval_summary(rows, reference)}
+    if any(r['agent'] == 'sft' for r in rows):
+        summary['grpo_vs_sft'] = {t: paired_difference([r for r in rows if r['task'] == t and r['agent'] == 'trained'],
+                                                       [r for r in rows if r['task'] == t and r['agent'] == 'sft'])
+                                  for t in c.eval_tasks}
+    summary['commands'] = command_usage(rows)
     (out / 'eval.json').write_text(json.dumps(summary, indent=1))
-    (out / 'eval.md').write_text(eval_table(summary) + '\n')
+    (out / 'eval.md').write_text(eval_report(summary) + '\n')
     return summary
