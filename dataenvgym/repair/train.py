@@ -497,6 +497,9 @@ def grpo_train(model, tokenizer, rollouts: EnvRollouts, settings: GRPOSettings |
     from trl import GRPOConfig, GRPOTrainer
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
     s = settings or GRPOSettings()
+    if s.beta and s.lora_r is None and not model.config._name_or_path:
+        raise ValueError('beta > 0 needs a reference model that TRL loads by name, and this model was built from a config: '
+                         'save it (save_agent) and load it back from its folder (load_agent), or use beta=0')
     with output_folder(output_dir, 'grpo-') as out:
         args = GRPOConfig(output_dir=out, max_steps=s.steps,
                           per_device_train_batch_size=s.num_generations * s.per_step, num_generations=s.num_generations,

@@ -1,0 +1,134 @@
+"""Train a teacher LM on the SKILL-LIST math setup (SFT on the procedural policies' plans, then GRPO with the
+validation gain as the reward) and compare it with its SFT start, the with-state heuristic and the no-state control
+on held-out seeds, paired, with bootstrap 95% intervals.
+
+    python benchmarks/teacher_grpo.py                                        # the defaults below (about 30 min on one core)
+    python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 2   # a smoke run
+
+Phases (all on `--threads` torch threads, seeds explicit):
+1. warm-up: `record_plans` of the with-state and no-state policies on `--train-seeds` (iteration 0 and, with
+   `--warmup-iterations 2`, iteration 1 reached by the with-state plan), as chats; SFT (`sft_train`, `--sft-steps`);
+2. GRPO (`grpo_train` with `PlanRollouts`): each step `--per-step` training seeds × `--num-generations` plans, each plan
+   played from its seed student and paid its validation gain (or the penalty for a refused plan);
+3. evaluation (`evaluate_teachers`) of grpo, sft, with-state and no-state on `--eval-seeds` (disjoint from the training
+   seeds; checked): whole episodes, test gain of the best-on-validation iteration and validation gain; the language
+   models play greedily, a refused reply is played as the no-state control's plan and counted (`invalid_replies`).
+
+Prints one JSON object: the settings, the timings (seconds per teaching-environment step, measured on the GRPO
+completions; seconds per GRPO step; SFT and evaluation wall time), the reward curve (mean reward per GRPO step), the
+share of refused plans per GRPO step, and `report` (`teacher_report`: each teacher's mean gains with 95% CIs, and
+grpo minus each other teacher, paired, on test and validation). Everything is also written under `--out`.
+
+Measured on this project's 2-core machine, one torch thread, another job on the other core (2026-12):
+- the defaults (train seeds 1000-1019, 17 distinct first observations; 80 warm-up chats; SFT 400 steps, loss 4.51 → 0.17,
+  48 s; GRPO 20 steps × 2 seeds × 4 plans, lr 3e-4): 4.17 s per teaching-environment step (126 plans taken), 29.4 s per
+  GRPO step (the environment 89% of it); evaluation of 4 teachers × 12 held-out seeds (0-11) 609 s. Held-out test gain
+  in points (mean, bootstrap 95% CI): grpo +1.6 [+0.5, +3.2], sft +1.6 [+0.5, +3.2], with-state +4.5 [+2.8, +6.0],
+  no-state +2.7 [+1.2, +4.6]; grpo − sft 0.0 [0.0, 0.0] (greedy, the two models wrote the same plans on every seed),
+  grpo − with-state −2.9 [−4.5, −1.5], grpo − no-state −1.1 [−2.5, +0.8]; 7 of 24 greedy replies of each model were
+  refused (over the budget or a misspelt skill) and played as the no-state plan. The reward curve is flat noise
+  (per-step mean between −0.044 and +0.061; 0–50% of plans refused per step).
+- `--grpo-lr 2e-3 --num-generations 8 --per-step 1`: one step, then every plan refused (the model wrote `actraction:79`);
+  with every reward the penalty a group has no spread, so GRPO has no gradient and stays there.
+- `--grpo-lr 6e-4` (same group shape): valid plans until about step 8, then misspelt skill names (`subtration`) in every
+  plan from step 10 on — the same dead end.
+- `--grpo-steps 40 --num-generations 8 --per-step 1` (lr 3e-4): 3.68 s per environment step (250 plans taken), 25.8 s
+  per GRPO step (the environment 89%); mean reward of the first ten steps +0.003, of the last ten −0.004; refused plans
+  22% → 14%. Held-out (seeds 0-11, the with-state and no-state episodes of the first run reused): grpo +2.7 [+1.5, +3.7],
+  sft +2.7 [+1.5, +3.7]; grpo − sft 0.0 [0.0, 0.0] (same greedy plans again: GRPO moved the weights by about 1e-3, not
+  enough to change an argmax), grpo − with-state −1.8 [−4.1, −0.2] (test), −2.2 [−5.9, +0.1] (validation), grpo −
+  no-state 0.0 [−2.2, +1.6]; 2 of 24 greedy replies refused. The SFT start's greedy plans differed from the first run's
+  (same warm-up file, same loss curve to four digits): compare teachers within one run.
+- `--beta 0.04` with the config-built tiny model stops with a clear error when GRPO starts (TRL loads the reference model by
+  name, and a config-built model has none): save the SFT model and load it back from its folder first.
+"""
+import argparse, copy, json, time
+from pathlib import Path
+
+import datasets
+import numpy as np
+import torch
+
+from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, sft_train, tiny_agent
+from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
+from dataenvgym.teaching.sweep import parse_seeds
+from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, record_plans,
+                                       report_table, teacher_env, teacher_report)
+
+
+def per_step(log: list[dict], key) -> list[float]:
+    "The mean of `key(row)` over each GRPO step's completions."
+    steps = sorted({r['step'] for r in log})
+    return [round(float(np.mean([key(r) for r in log if r['step'] == s])), 4) for s in steps]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--setup', default='small', choices=['small', 'tiny'])
+    p.add_argument('--train-seeds', default='1000-1019', help='warm-up and GRPO seeds, e.g. 1000-1019')
+    p.add_argument('--eval-seeds', default='0-11', help='held-out seeds, e.g. 0-11 (never trained on)')
+    p.add_argument('--warmup-iterations', type=int, default=2)
+    p.add_argument('--sft-steps', type=int, default=400)
+    p.add_argument('--grpo-steps', type=int, default=20)
+    p.add_argument('--per-step', type=int, default=2, help='training seeds (prompts) per GRPO step')
+    p.add_argument('--num-generations', type=int, default=4, help='plans per prompt (the GRPO group)')
+    p.add_argument('--grpo-lr', type=float, default=3e-4)
+    p.add_argument('--beta', type=float, default=0.0, help='KL weight to the SFT start (0: no reference model)')
+    p.add_argument('--temperature', type=float, default=0.7)
+    p.add_argument('--penalty', type=float, default=-0.1, help='reward of a plan the environment refuses')
+    p.add_argument('--threads', type=int, default=1)
+    p.add_argument('--out', default='runs/teacher-grpo')
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    datasets.disable_progress_bars()
+    train, held_out = parse_seeds(a.train_seeds), parse_seeds(a.eval_seeds)
+    if overlap := sorted(set(train) & set(held_out)): raise SystemExit(f'evaluation seeds {overlap} are also training seeds')
+    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    cache = out / 'seed-students'
+    env = teacher_env(a.setup, seed_cache=cache)
+    res, t = {'settings': vars(a), 'train_seeds': train, 'eval_seeds': held_out}, time.perf_counter()
+
+    rows = record_plans(env, [SkillListTeacher(), SkillListRandom()], train, a.warmup_iterations)
+    chats = plan_chats(rows)
+    chats.to_json(out / 'warmup.jsonl')
+    res['warmup'] = {'chats': len(chats), 'seconds': round(time.perf_counter() - t, 1)}
+    model, tok = tiny_agent(max_length=512)
+    t = time.perf_counter()
+    sft = sft_train(model, tok, chats, SFTSettings(max_steps=a.sft_steps, batch_size=8, max_length=512), log_dir=out / 'logs')
+    losses = [h['loss'] for h in sft.state.log_history if 'loss' in h]
+    res['sft'] = {'steps': sft.state.global_step, 'loss': [round(losses[0], 4), round(losses[-1], 4)],
+                  'seconds': round(time.perf_counter() - t, 1)}
+    sft_model = copy.deepcopy(sft.model)           # GRPO trains `sft.model` in place
+
+    rollouts = PlanRollouts(env, train, penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl')
+    t = time.perf_counter()
+    grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, num_generations=a.num_generations,
+                      per_step=a.per_step, lr=a.grpo_lr, beta=a.beta, temperature=a.temperature, seed=0), log_dir=out / 'logs')
+    grpo_seconds, log = time.perf_counter() - t, rollouts.log
+    taken = [r['seconds'] for r in log if r['error'] is None]     # a refused plan trains nothing: not an env step's cost
+    res['grpo'] = {'steps': grpo.state.global_step, 'prompts': len(rollouts.dataset), 'completions': len(log),
+                   'reward_per_step': per_step(log, lambda r: r['reward']),
+                   'refused_per_step': per_step(log, lambda r: r['error'] is not None),
+                   'trainer_reward_per_step': [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h],
+                   'seconds': round(grpo_seconds, 1)}
+    res['timing'] = {'seconds_per_grpo_step': round(grpo_seconds / max(grpo.state.global_step, 1), 2),
+                     'seconds_per_env_step': round(float(np.mean(taken)), 2) if taken else None, 'env_steps': len(taken),
+                     'env_share_of_grpo': round(sum(r['seconds'] for r in log) / grpo_seconds, 3), 'threads': a.threads}
+
+    teachers = {'grpo': LMTeacher(grpo.model, tok, 'grpo', fallback=SkillListRandom()),
+                'sft': LMTeacher(sft_model, tok, 'sft', fallback=SkillListRandom()),
+                'with-state': SkillListTeacher(), 'no-state': SkillListRandom()}
+    t = time.perf_counter()
+    evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache), teachers, held_out, out / 'eval', a.setup)
+    (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in evals))
+    res['eval_seconds'] = round(time.perf_counter() - t, 1)
+    res['invalid_replies'] = {n: sum(not r['valid'] for r in teachers[n].replies) for n in ('grpo', 'sft')}
+    res['replies'] = {n: len(teachers[n].replies) for n in ('grpo', 'sft')}
+    res['report'] = teacher_report(evals, 'grpo')
+    (out / 'report.md').write_text(report_table(res['report']) + '\n')
+    (out / 'result.json').write_text(json.dumps(res, indent=1))
+    print(json.dumps(res))
+
+
+if __name__ == '__main__':
+    main()
