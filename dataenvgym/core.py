@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 # %% auto #0
 __all__ = ['DOMAIN_MEMBERS', 'STUDENT_MEMBERS', 'stable_id', 'Record', 'Task', 'Attempt', 'Datum', 'EvalReport', 'JsonlError',
            'write_jsonl', 'read_jsonl', 'check_choice', 'Domain', 'Student', 'grade_all', 'evaluate', 'ContractError',
-           'check_domain', 'check_student', 'bootstrap_ci', 'win_rate', 'proportion_ci']
+           'check_domain', 'check_student', 'bootstrap_ci', 'pair_by_seed', 'win_rate', 'proportion_ci']
 
 # %% ../nbs/00_core.ipynb #41209c6a
 def stable_id(*parts: Any, n: int = 16) -> str:
@@ -515,6 +515,11 @@ def bootstrap_ci(values: Sequence[float], confidence: float = 0.95, n_resamples:
                                  rng=np.random.default_rng(seed)).confidence_interval
         if np.isfinite(lo) and np.isfinite(hi): return round(float(lo), digits), round(float(hi), digits)
     return None
+
+def pair_by_seed(a: Sequence[dict], b: Sequence[dict]) -> list[tuple[dict, dict]]:
+    "The rows of `a` and `b` (each with a `seed`) on the seeds both have, as `(a_row, b_row)` pairs in seed order."
+    by_seed = {r['seed']: r for r in b}
+    return [(r, by_seed[r['seed']]) for r in sorted(a, key=lambda r: r['seed']) if r['seed'] in by_seed]
 
 def win_rate(diffs: Sequence[float]) -> float:
     "The share of paired seeds on which the first of two did better (`diffs`: first minus second; a tie counts half)."

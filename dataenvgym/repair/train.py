@@ -17,7 +17,7 @@ import torch
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..core import bootstrap_ci, proportion_ci, win_rate
+from ..core import bootstrap_ci, pair_by_seed, proportion_ci, win_rate
 from ..plotting import plot_style
 from ..registry import make
 from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent, SubmitAgent,
@@ -577,8 +577,7 @@ def agent_summary(rows: list[dict], confidence: float = 0.95) -> dict[str, Any]:
 
 def paired_difference(rows: list[dict], reference: list[dict], confidence: float = 0.95) -> dict[str, Any] | None:
     "`rows` minus `reference` (one agent each, on one task) on the seeds both played; None if they share none."
-    ref = {r['seed']: r for r in reference}
-    both = [(r, ref[r['seed']]) for r in sorted(rows, key=lambda r: r['seed']) if r['seed'] in ref]
+    both = pair_by_seed(rows, reference)
     if not both: return None
     successes = [float(a['success']) - float(b['success']) for a, b in both]
     returns = [float(a['return']) - float(b['return']) for a, b in both]
@@ -695,6 +694,8 @@ class TrainConfig(BaseModel):
 # %% ../../nbs/46_repair.train.ipynb #b62b53ec
 _LEVELS = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
 _HARDER = ['task_2_medium', 'task_3_hard']
+_QWEN_SFT = SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True)
+_QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
     'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
@@ -706,16 +707,13 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
         sft=SFTSettings(epochs=20, max_length=1536), grpo=GRPOSettings(steps=30, temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(
         model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
-        sft=SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True),
-        grpo=GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)),
+        sft=_QWEN_SFT, grpo=_QWEN_GRPO),
     'qwen2.5-1.5b-medium-hard': TrainConfig(      # the tiny-medium-hard recipe on a T4
         model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'],
         warmup_seeds=(0, 40), grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
         baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20,
-        sft=SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True),
-        grpo=GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)),
+        sft=_QWEN_SFT, grpo=_QWEN_GRPO),
 }
-
 
 # %% ../../nbs/46_repair.train.ipynb #754fd16a
 @patch

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from tqdm.auto import tqdm
 
-from ..core import bootstrap_ci, read_jsonl, win_rate
+from ..core import bootstrap_ci, pair_by_seed, read_jsonl, win_rate
 from ..plotting import plot_style
 from ..registry import make, registered
 from .runner import EpisodeResult, run_episode
@@ -191,8 +191,7 @@ def _cell(rows: list[dict]) -> dict[str, Any]:
             'skill_gain': {s: round(float(np.mean([r['test_skill_gain_points'].get(s, 0.0) for r in rows])), 2) for s in skills}}
 
 def _pair(a: list[dict], b: list[dict]) -> dict[str, Any] | None:
-    by_seed = {r['seed']: r for r in b}
-    both = [(r, by_seed[r['seed']]) for r in a if r['seed'] in by_seed]
+    both = pair_by_seed(a, b)
     if not both: return None
     diffs = [x['test_gain_points'] - y['test_gain_points'] for x, y in both]
     skills = sorted({s for x, _ in both for s in x['test_skill_gain_points']})

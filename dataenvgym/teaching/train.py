@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 from fastcore.basics import patch
 
-from ..core import bootstrap_ci, win_rate
+from ..core import bootstrap_ci, pair_by_seed, win_rate
 from ..registry import lookup, make
 from ..repair.train import Generate, agent_messages, append_jsonl, encode, plot_training, render, sample_commands
 from .envs import SkillListAction, SkillListObservation, SkillPlan, TeachingConfig, TeachingEnv
@@ -191,10 +191,9 @@ def evaluate_teachers(make_env: Callable[[], TeachingEnv], teachers: dict[str, P
 # %% ../../nbs/39_teaching.train.ipynb #d5e4b250
 def paired_gains(rows: Sequence[dict], a: str, b: str, metric: str = 'test_gain_points') -> dict | None:
     "Teacher `a` minus `b` on `metric`, seed by seed on the seeds both played: mean, bootstrap 95% CI, win rate."
-    x, y = ({r['seed']: r[metric] for r in rows if r['policy'] == p} for p in (a, b))
-    seeds = sorted(x.keys() & y.keys())
-    if not seeds: return None
-    diffs = [round(x[s] - y[s], 4) for s in seeds]
+    both = pair_by_seed([r for r in rows if r['policy'] == a], [r for r in rows if r['policy'] == b])
+    if not both: return None
+    seeds, diffs = [x['seed'] for x, _ in both], [round(x[metric] - y[metric], 4) for x, y in both]
     return {'a': a, 'b': b, 'metric': metric, 'n': len(seeds), 'seeds': seeds, 'mean_diff': round(float(np.mean(diffs)), 2),
             'ci': bootstrap_ci(diffs), 'win_rate': win_rate(diffs), 'diffs': diffs}
 
