@@ -54,7 +54,7 @@ PRESETS: dict[str, Preset] = {
     'math/embedded': Preset(
         subskills=['add_2digit', 'sub_2digit', 'mul_2x2digit', 'frac_add'],
         settings=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
-        config=TeachingConfig(**_EMBEDDED, budget=1000, val_per_subskill=50, test_per_subskill=100,
+        config=TeachingConfig(**{**_EMBEDDED, 'replay': 0.5}, budget=1000, val_per_subskill=50, test_per_subskill=100,
                               seed_per_subskill={'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
                               seed_fit={'steps': 800}, fit={'steps': 600})),
     'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY, initial_allocation=5),
