@@ -3,8 +3,9 @@
 For each seed, every plan below is played for one step from that seed's student (cached) and paid the environment's
 reward, the validation gain in points, as `PlanRollouts` pays a GRPO completion: each plan goes through its reply
 text (`skill:n; skill:n`), so the heuristic's plan loses the failures it would have had the engine imitate. The
-plans: the with-state heuristic, the no-state control, the budget split evenly, and the whole budget on each skill alone. A setup in which every plan
-earns about the same, within the seed-to-seed noise, gives GRPO nothing to learn whatever its settings.
+plans: the with-state heuristic, the no-state control, the budget split evenly, and the whole budget on each skill
+alone. A setup in which every plan earns about the same, within the seed-to-seed noise, gives GRPO nothing to learn
+whatever its settings.
 
     python benchmarks/plan_rewards.py --setup small --seeds 1000-1003       # teaching.train's teacher_env('small')
     python benchmarks/plan_rewards.py --setup math/embedded --seeds 1000-1002
