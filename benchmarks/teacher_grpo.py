@@ -39,6 +39,15 @@ Measured on this project's 2-core machine, one torch thread, another job on the 
   enough to change an argmax), grpo − with-state −1.8 [−4.1, −0.2] (test), −2.2 [−5.9, +0.1] (validation), grpo −
   no-state 0.0 [−2.2, +1.6]; 2 of 24 greedy replies refused. The SFT start's greedy plans differed from the first run's
   (same warm-up file, same loss curve to four digits): compare teachers within one run.
+- In math/embedded, where one step tells plans apart (`plan_rewards.py`: spread 17 points, noise 4), two torch threads,
+  nothing else running (2026-12-02): `--setup math/embedded --train-seeds 1000-1005 --eval-seeds 0-9
+  --warmup-iterations 2 --per-step 1 --num-generations 4 --grpo-steps 14 --grpo-lr 1e-3 --eval-iterations 1`: 24 warm-up
+  chats, SFT loss 4.51 -> 0.03; 14.7 s per environment step, 17.5 s per GRPO step. GRPO paid -0.6, +7.5, -6.6, -0.9
+  points over its first four steps, moving plans toward addition and subtraction (the best plan, +16.5, gave them 840 of
+  1,000), until they overshot the budget (`addition:427; fractions:97; multiplication:97; subtraction:486`, 1,107):
+  from step 4 on every plan was refused, the group's rewards were all the penalty, and the text degenerated. Held out
+  (seeds 0-9, one iteration): every greedy reply of both models was refused, even the SFT start's, so grpo = sft =
+  the no-state control, +3.2 [+1.8, +5.3]; with-state +5.4 [+3.3, +9.4]. The budget is a cliff in the reward.
 - `--beta 0.04` with the config-built tiny model stops with a clear error when GRPO starts (TRL loads the reference model by
   name, and a config-built model has none): save the SFT model and load it back from its folder first.
 """
@@ -49,6 +58,7 @@ import datasets
 import numpy as np
 import torch
 
+from dataenvgym.registry import make
 from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, sft_train, tiny_agent
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
@@ -62,9 +72,16 @@ def per_step(log: list[dict], key) -> list[float]:
     return [round(float(np.mean([key(r) for r in log if r['step'] == s])), 4) for s in steps]
 
 
+def skill_list_env(setup: str, cache: Path, **overrides):
+    "The SKILL-LIST environment a teacher trains in: `teacher_env(setup)`, or a registered preset's (`math/embedded`)."
+    if '/' not in setup: return teacher_env(setup, seed_cache=cache, **overrides)
+    return make('skill-list', preset=setup, seed_cache=cache, **overrides)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--setup', default='small', choices=['small', 'tiny'])
+    p.add_argument('--setup', default='small', help="teaching.train's setup (small, tiny) or a registered preset (math/embedded)")
+    p.add_argument('--eval-iterations', type=int, default=None, help="iterations of an evaluation episode (default: the setup's)")
     p.add_argument('--train-seeds', default='1000-1019', help='warm-up and GRPO seeds, e.g. 1000-1019')
     p.add_argument('--eval-seeds', default='0-11', help='held-out seeds, e.g. 0-11 (never trained on)')
     p.add_argument('--warmup-iterations', type=int, default=2)
@@ -85,7 +102,7 @@ def main():
     if overlap := sorted(set(train) & set(held_out)): raise SystemExit(f'evaluation seeds {overlap} are also training seeds')
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     cache = out / 'seed-students'
-    env = teacher_env(a.setup, seed_cache=cache)
+    env = skill_list_env(a.setup, cache)
     res, t = {'settings': vars(a), 'train_seeds': train, 'eval_seeds': held_out}, time.perf_counter()
 
     rows = record_plans(env, [SkillListTeacher(), SkillListRandom()], train, a.warmup_iterations)
@@ -119,7 +136,9 @@ def main():
                 'sft': LMTeacher(sft_model, tok, 'sft', fallback=SkillListRandom()),
                 'with-state': SkillListTeacher(), 'no-state': SkillListRandom()}
     t = time.perf_counter()
-    evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache), teachers, held_out, out / 'eval', a.setup)
+    eval_overrides = {} if a.eval_iterations is None else {'iterations': a.eval_iterations}
+    evals = evaluate_teachers(lambda: skill_list_env(a.setup, cache, **eval_overrides), teachers, held_out, out / 'eval',
+                              a.setup.replace('/', '-'))
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in evals))
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
     res['invalid_replies'] = {n: sum(not r['valid'] for r in teachers[n].replies) for n in ('grpo', 'sft')}
