@@ -11,7 +11,7 @@ whatever its settings.
     python benchmarks/plan_rewards.py --setup math/embedded --seeds 1000-1002
 
 Prints one JSON object: per plan the rewards per seed, their mean and bootstrap 95% CI, and `spread` (best mean minus
-worst mean) beside `noise` (the mean over plans of the standard deviation across seeds).
+worst mean) beside `noise` (the mean over plans of the standard deviation across seeds; none for one seed).
 
 Measured on this project's 2-core machine, two torch threads, nothing else running (2026-12-02), the two commands above
 (mean validation gain in points over the seeds):
@@ -27,7 +27,6 @@ import numpy as np
 import torch
 
 from dataenvgym.core import bootstrap_ci
-from dataenvgym.registry import make
 from dataenvgym.teaching.envs import SkillListAction, SkillPlan, spread_evenly
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
@@ -50,23 +49,23 @@ def main():
     p.add_argument('--seed-cache', default='runs/plan-rewards/seed-students')
     a = p.parse_args()
     torch.set_num_threads(a.threads)
-    env = teacher_env(a.setup, seed_cache=a.seed_cache) if '/' not in a.setup else \
-        make('skill-list', preset=a.setup, seed_cache=a.seed_cache)
+    env, seeds = teacher_env(a.setup, seed_cache=a.seed_cache), parse_seeds(a.seeds)
     rewards, plans, secs = {}, {}, []
-    for seed in parse_seeds(a.seeds):
+    for seed in seeds:
         for name, action in plans_for(env.reset(seed=seed)).items():
+            text = plan_text(action)
             env.reset(seed=seed)
             t = time.perf_counter()
-            obs = env.step(plan_action(plan_text(action)))
+            obs = env.step(plan_action(text))
             secs.append(time.perf_counter() - t)
             rewards.setdefault(name, []).append(round(100 * float(obs.reward), 2))
-            plans.setdefault(name, []).append(plan_text(action))
+            plans.setdefault(name, []).append(text)
     means = {k: float(np.mean(v)) for k, v in rewards.items()}
-    print(json.dumps({'setup': a.setup, 'seeds': parse_seeds(a.seeds), 'seconds_per_step': round(float(np.mean(secs)), 2),
+    print(json.dumps({'setup': a.setup, 'seeds': seeds, 'seconds_per_step': round(float(np.mean(secs)), 2),
                       'plans': {k: {'rewards': v, 'mean': round(means[k], 2), 'ci': bootstrap_ci(v), 'texts': plans[k]}
                                 for k, v in rewards.items()},
                       'spread': round(max(means.values()) - min(means.values()), 2),
-                      'noise': round(float(np.mean([np.std(v, ddof=1) for v in rewards.values()])), 2)}))
+                      'noise': round(float(np.mean([np.std(v, ddof=1) for v in rewards.values()])), 2) if len(seeds) > 1 else None}))
 
 
 if __name__ == '__main__':

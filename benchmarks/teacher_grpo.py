@@ -58,7 +58,6 @@ import datasets
 import numpy as np
 import torch
 
-from dataenvgym.registry import make
 from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, sft_train, tiny_agent
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
@@ -70,12 +69,6 @@ def per_step(log: list[dict], key) -> list[float]:
     "The mean of `key(row)` over each GRPO step's completions."
     steps = sorted({r['step'] for r in log})
     return [round(float(np.mean([key(r) for r in log if r['step'] == s])), 4) for s in steps]
-
-
-def skill_list_env(setup: str, cache: Path, **overrides):
-    "The SKILL-LIST environment a teacher trains in: `teacher_env(setup)`, or a registered preset's (`math/embedded`)."
-    if '/' not in setup: return teacher_env(setup, seed_cache=cache, **overrides)
-    return make('skill-list', preset=setup, seed_cache=cache, **overrides)
 
 
 def main():
@@ -102,7 +95,7 @@ def main():
     if overlap := sorted(set(train) & set(held_out)): raise SystemExit(f'evaluation seeds {overlap} are also training seeds')
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     cache = out / 'seed-students'
-    env = skill_list_env(a.setup, cache)
+    env = teacher_env(a.setup, seed_cache=cache)
     res, t = {'settings': vars(a), 'train_seeds': train, 'eval_seeds': held_out}, time.perf_counter()
 
     rows = record_plans(env, [SkillListTeacher(), SkillListRandom()], train, a.warmup_iterations)
@@ -137,7 +130,7 @@ def main():
                 'with-state': SkillListTeacher(), 'no-state': SkillListRandom()}
     t = time.perf_counter()
     eval_overrides = {} if a.eval_iterations is None else {'iterations': a.eval_iterations}
-    evals = evaluate_teachers(lambda: skill_list_env(a.setup, cache, **eval_overrides), teachers, held_out, out / 'eval',
+    evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache, **eval_overrides), teachers, held_out, out / 'eval',
                               a.setup.replace('/', '-'))
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in evals))
     res['eval_seconds'] = round(time.perf_counter() - t, 1)

@@ -14,7 +14,7 @@ import numpy as np
 from fastcore.basics import patch
 
 from ..core import bootstrap_ci, pair_by_seed, win_rate
-from ..registry import lookup, make
+from ..registry import lookup, make, registered
 from ..repair.train import Generate, agent_messages, append_jsonl, encode, plot_training, render, sample_commands
 from .envs import SkillListAction, SkillListObservation, SkillPlan, TeachingConfig, TeachingEnv
 from .policies import Policy, skill_histories
@@ -33,11 +33,12 @@ _SMALL = TeachingConfig(iterations=2, from_base=False, replay=1.0, budget=300, v
                         seed_per_subskill=_SMALL_SEEDED, seed_fit={'steps': 800}, fit={'steps': 300})
 
 def teacher_preset(setup: str = 'small'):
-    "The teaching `Preset` a teacher trains in: `small` (math, four skills, two unseen) or `tiny` (`math/tiny`)."
-    if setup == 'tiny': return lookup('preset', 'math/tiny')
-    if setup != 'small': raise ValueError(f'unknown teacher setup {setup!r}; valid: small, tiny')
-    return lookup('preset', 'math/embedded').model_copy(
+    "The teaching `Preset` a teacher trains in: `small` (math, four skills, two unseen), `tiny` (`math/tiny`) or a registered preset."
+    if setup == 'small': return lookup('preset', 'math/embedded').model_copy(
         update={'subskills': list(_SMALL_SEEDED), 'settings': _SMALL_STUDENT, 'config': _SMALL})
+    if setup == 'tiny': return lookup('preset', 'math/tiny')
+    if setup in registered('preset'): return lookup('preset', setup)
+    raise ValueError(f'unknown teacher setup {setup!r}; valid: small, tiny, or a registered preset ({", ".join(registered("preset"))})')
 
 def teacher_env(setup: str = 'small', seed_cache: str | Path | None = None, **overrides) -> TeachingEnv:
     "The SKILL-LIST environment of `teacher_preset(setup)`; `overrides` are `TeachingConfig` fields; seed students cached in `seed_cache`."
