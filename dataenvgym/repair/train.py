@@ -264,8 +264,8 @@ Generate = Callable[[Any, Any, list[list[int]]], list[list[int]]]
 
 @torch.no_grad()
 def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens: int = 20, temperature: float = 1.0,
-                    greedy: bool = False) -> list[list[int]]:
-    "Each context's next command as token ids (sampled, or greedy), up to and including the end-of-sequence token."
+                    greedy: bool = False, **generate_kw) -> list[list[int]]:
+    "Each context's next command as token ids (sampled, or greedy), up to and including the end-of-sequence token; `generate_kw` go to `model.generate`."
     was_training, pad, eos = model.training, tokenizer.pad_token_id, tokenizer.eos_token_id
     model.eval()
     width = max(map(len, contexts))
@@ -273,7 +273,7 @@ def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens:
     attn = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=model.device)
     kw = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
     out = model.generate(input_ids=ids, attention_mask=attn, max_new_tokens=max_new_tokens, pad_token_id=pad,
-                         eos_token_id=eos, **kw)[:, width:].tolist()
+                         eos_token_id=eos, **kw, **generate_kw)[:, width:].tolist()
     model.train(was_training)
     return [o[:o.index(eos) + 1] if eos in o else o for o in out]
 

@@ -15,15 +15,16 @@ from fastcore.basics import patch
 
 from ..core import bootstrap_ci, pair_by_seed, win_rate
 from ..registry import lookup, make, registered
-from ..repair.train import Generate, agent_messages, append_jsonl, encode, plot_training, render, sample_commands
+from ..repair.train import Generate, agent_messages, append_jsonl, encode, render, sample_commands
 from .envs import SkillListAction, SkillListObservation, SkillPlan, TeachingConfig, TeachingEnv
 from .policies import Policy, skill_histories
 from .runner import run_episode
 from .sweep import Episode, row
 
 # %% auto #0
-__all__ = ['TEACHER_SYSTEM', 'METRICS', 'teacher_preset', 'teacher_env', 'observation_prompt', 'plan_text', 'parse_plan',
-           'plan_action', 'plan_reward', 'LMTeacher', 'record_plans', 'plan_chats', 'PlanRollouts', 'reward_curve',
+__all__ = ['TEACHER_SYSTEM', 'METRICS', 'teacher_preset', 'teacher_env', 'observation_prompt', 'plan_text', 'fit_budget',
+           'parse_plan', 'plan_action', 'plan_reward', 'plan_pattern', 'plan_length', 'PlanGrammar', 'sample_plans',
+           'LMTeacher', 'record_plans', 'plan_chats', 'PlanRollouts', 'plan_shares', 'reward_curve',
            'evaluate_teachers', 'paired_gains', 'teacher_report', 'report_table']
 
 # %% ../../nbs/39_teaching.train.ipynb #4492d569
@@ -45,7 +46,7 @@ def teacher_env(setup: str = 'small', seed_cache: str | Path | None = None, **ov
     return make('skill-list', preset=teacher_preset(setup), seed_cache=seed_cache, **overrides)
 
 # %% ../../nbs/39_teaching.train.ipynb #61b57471
-TEACHER_SYSTEM = 'Plan data for the student: reply skill:n; skill:n, n examples per skill, at most the budget in all.'
+TEACHER_SYSTEM = 'Plan data for the student: reply skill:n; skill:n, n examples per skill, the budget in all (more is scaled down).'
 
 def _points(history: Sequence[float]) -> str: return '>'.join(str(round(100 * a)) for a in history)
 
@@ -61,8 +62,17 @@ def plan_text(action: SkillListAction) -> str:
 
 _PART = re.compile(r'\s*([A-Za-z_][\w-]*)\s*:\s*(\d{1,6})\s*')
 
-def parse_plan(text: str, obs: SkillListObservation | None = None) -> SkillListAction:
-    "The plan in `text` (`skill:n; skill:n`); with `obs`, checked against its skills and budget. A `ValueError` says what is wrong."
+def fit_budget(action: SkillListAction, budget: int) -> SkillListAction:
+    "`action` as is when it asks for at most `budget` examples, else each count scaled down in proportion to sum to `budget`."
+    counts = np.array([p.n for p in action.plans]); total = int(counts.sum())
+    if total <= budget: return action
+    share = counts * budget / total
+    n = np.floor(share).astype(int)
+    n[np.argsort(n - share, kind='stable')[:budget - n.sum()]] += 1          # the largest remainders get the rest
+    return SkillListAction(plans=[p.model_copy(update={'n': int(k)}) for p, k in zip(action.plans, n)])
+
+def parse_plan(text: str, obs: SkillListObservation | None = None, scale: bool = False) -> SkillListAction:
+    "The plan in `text` (`skill:n; skill:n`); with `obs`, checked against its skills and budget (first scaled down to it, with `scale`)."
     parts = [p for p in text.split(';') if p.strip()]
     if not parts: raise ValueError('the reply holds no plan: write skill:n; skill:n, e.g. addition:100; subtraction:50')
     plans = []
@@ -70,8 +80,11 @@ def parse_plan(text: str, obs: SkillListObservation | None = None) -> SkillListA
         if not (m := _PART.fullmatch(part)):
             raise ValueError(f'cannot read {part.strip()[:40]!r}: each part of a plan is skill:n, e.g. addition:100')
         plans.append(SkillPlan(skill=m[1], n=int(m[2])))
-    if obs is not None: _check_plan(plans, obs)
-    return SkillListAction(plans=plans)
+    action = SkillListAction(plans=plans)
+    if obs is not None:
+        if scale: action = fit_budget(action, obs.budget)
+        _check_plan(action.plans, obs)
+    return action
 
 def _check_plan(plans: list[SkillPlan], obs: SkillListObservation) -> None:
     if bad := [p.skill for p in plans if p.skill not in obs.per_skill]:
@@ -80,37 +93,91 @@ def _check_plan(plans: list[SkillPlan], obs: SkillListObservation) -> None:
         raise ValueError(f'asks for {total} examples; a plan asks for 1 to {obs.budget} (the budget)')
 
 # %% ../../nbs/39_teaching.train.ipynb #734a0b32
-def plan_action(text: str) -> SkillListAction | str:
-    "What the environment gets for a reply: the plan it reads as, else the text as-is (the environment refuses it)."
-    try: return parse_plan(text)
+def plan_action(text: str, budget: int | None = None) -> SkillListAction | str:
+    "What the environment gets for a reply: the plan it reads as (scaled down to `budget`, if given), else the text as-is (refused)."
+    try: action = parse_plan(text)
     except ValueError: return text
+    return action if budget is None else fit_budget(action, budget)
 
 def plan_reward(obs: SkillListObservation, penalty: float = -0.1) -> float:
     "A teacher's reward for a step: the environment's reward (the validation gain), or `penalty` if it refused the plan."
     return penalty if obs.error else float(obs.reward)
 
+
+# %% ../../nbs/39_teaching.train.ipynb #c7d2e9a1
+def plan_pattern(skills: Sequence[str], digits: int = 4) -> str:
+    "The regular expression of a whole plan: every skill once, in order, `skill:n; skill:n` with `n` of 1 to `digits` digits."
+    return '; '.join(rf'{re.escape(s)}:\d{{1,{digits}}}' for s in skills)
+
+def plan_length(skills: Sequence[str], digits: int = 4) -> int:
+    "Characters in the longest plan of `plan_pattern(skills, digits)` (so at most that many tokens)."
+    return len('; '.join(f'{s}:{"9" * digits}' for s in skills))
+
+class PlanGrammar:
+    "The tokens that may come next in a reply so that it stays a plan of `skills` (a `prefix_allowed_tokens_fn` for HF `generate`)."
+    def __init__(self, tokenizer, skills: Sequence[str], digits: int = 4):
+        import regex                                        # partial matching: is this text the start of a plan?
+        self.skills, self.eos, self.tokenizer = list(skills), tokenizer.eos_token_id, tokenizer
+        self.pattern = regex.compile(plan_pattern(self.skills, digits))
+        self.longest = plan_length(self.skills, digits)
+        special, self.by_first = set(tokenizer.all_special_ids), {}
+        for i in range(len(tokenizer)):
+            if i not in special and (s := tokenizer.decode([i])): self.by_first.setdefault(s[0], []).append((i, s))
+
+    def __repr__(self): return f'PlanGrammar({", ".join(self.skills)})'
+
+    def allowed(self, text: str) -> list[int]:
+        "Token ids that keep `text + token` the start of a plan, and the end token once `text` is a whole plan."
+        ok = [i for c, toks in self.by_first.items() if self.pattern.fullmatch(text + c, partial=True)
+              for i, s in toks if self.pattern.fullmatch(text + s, partial=True)]
+        return ok + [self.eos] if self.pattern.fullmatch(text) else ok
+
+    def mask(self, ids: list[int]) -> list[int]:
+        "1 for each token of a reply that was the model's choice, 0 where the grammar allowed only that token."
+        return [int(len(self.allowed(self.tokenizer.decode(ids[:j], skip_special_tokens=True))) > 1) for j in range(len(ids))]
+
+def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGrammar, temperature: float = 1.0,
+                 greedy: bool = False) -> list[tuple[list[int], list[int]]]:
+    "Each context's plan, decoded under `grammar` (sampled, or greedy): its token ids, ending with the end token, and their mask."
+    width = max(map(len, contexts))
+    def allowed(_, ids): return grammar.allowed(tokenizer.decode(ids[width:].tolist(), skip_special_tokens=True)) or [grammar.eos]
+    out = sample_commands(model, tokenizer, contexts, grammar.longest + 1, temperature, greedy, prefix_allowed_tokens_fn=allowed)
+    return [(ids, grammar.mask(ids)) for ids in out]
+
+
 # %% ../../nbs/39_teaching.train.ipynb #88023059
 class LMTeacher(Policy):
-    "A language model as a SKILL-LIST policy: the observation as a prompt, its greedy reply as the plan (`fallback` plays invalid ones)."
+    "A language model as a SKILL-LIST policy: the observation as a prompt, its reply (greedy, or sampled at `temperature`; under the plan's grammar) as the plan."
     def __init__(self, model, tokenizer, name: str = 'lm', system: str = TEACHER_SYSTEM, max_new_tokens: int = 96,
-                 fallback: Policy | None = None):
+                 fallback: Policy | None = None, scale: bool = True, constrained: bool = True, temperature: float | None = None):
         self.model, self.tokenizer, self.name, self.system = model, tokenizer, name, system
-        self.max_new_tokens, self.fallback, self.replies = max_new_tokens, fallback, []
+        self.max_new_tokens, self.fallback, self.scale, self.constrained, self.replies = max_new_tokens, fallback, scale, constrained, []
+        self.temperature, self._grammars = temperature, {}
 
     def __repr__(self): return f'LMTeacher({self.name!r}, fallback={self.fallback!r})'
 
     def reply(self, obs: SkillListObservation) -> str:
-        "The model's greedy reply to the observation."
-        chat = render(self.tokenizer, agent_messages([observation_prompt(obs)], [], self.system), True)
-        ids = sample_commands(self.model, self.tokenizer, [encode(self.tokenizer, chat)], self.max_new_tokens, greedy=True)[0]
+        "The model's reply to the observation (decoded under `PlanGrammar` of its skills, if `constrained`); a sample is seeded by the observation's seed and iteration."
+        import torch
+        ctx = [encode(self.tokenizer, render(self.tokenizer, agent_messages([observation_prompt(obs)], [], self.system), True))]
+        kw = dict(greedy=True) if self.temperature is None else dict(temperature=self.temperature)
+        with torch.random.fork_rng():
+            torch.manual_seed(1000 * obs.seed + obs.iteration)
+            if self.constrained:
+                skills = tuple(sorted(obs.per_skill))
+                if skills not in self._grammars: self._grammars[skills] = PlanGrammar(self.tokenizer, skills)
+                ids = sample_plans(self.model, self.tokenizer, ctx, self._grammars[skills], **kw)[0][0]
+            else: ids = sample_commands(self.model, self.tokenizer, ctx, self.max_new_tokens, **kw)[0]
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
     def __call__(self, obs: SkillListObservation) -> SkillListAction | str:
         text = self.reply(obs)
-        try: parse_plan(text, obs); valid = True
-        except ValueError: valid = False
-        self.replies.append({'seed': obs.seed, 'iteration': obs.iteration, 'reply': text, 'valid': valid})
-        return plan_action(text) if valid or self.fallback is None else self.fallback(obs)
+        try: action, valid = parse_plan(text, obs, self.scale), True
+        except ValueError: action, valid = plan_action(text), False
+        self.replies.append({'seed': obs.seed, 'iteration': obs.iteration, 'reply': text, 'valid': valid,
+                             'scaled': valid and plan_text(action) != plan_text(parse_plan(text))})
+        return action if valid or self.fallback is None else self.fallback(obs)
+
 
 # %% ../../nbs/39_teaching.train.ipynb #3821294c
 def record_plans(env: TeachingEnv, policies: Sequence[Policy], seeds: Sequence[int], iterations: int = 1) -> list[dict]:
@@ -132,22 +199,28 @@ def plan_chats(rows: Sequence[dict], system: str = TEACHER_SYSTEM):
 
 # %% ../../nbs/39_teaching.train.ipynb #0755ad76
 class PlanRollouts:
-    "A TRL `rollout_func` for teachers: a prompt is a seed's first observation, a completion a plan, its reward the step's."
+    "A TRL `rollout_func` for teachers: a prompt is a seed's first observation, a completion a plan (sampled under the plan's grammar, if `constrained`), its reward the step's."
     def __init__(self, env: TeachingEnv, seeds: Sequence[int], system: str = TEACHER_SYSTEM, max_new_tokens: int = 96,
-                 penalty: float = -0.1, generate: Generate | None = None, log_path: str | Path | None = None):
+                 penalty: float = -0.1, generate: Generate | None = None, log_path: str | Path | None = None, scale: bool = True,
+                 constrained: bool = True):
         from datasets import Dataset
         self.env, self.system, self.max_new_tokens, self.penalty, self.generate = env, system, max_new_tokens, penalty, generate
+        self.scale, self.constrained, self.grammar = scale, constrained, None
         self.max_length = max_new_tokens + 1          # what `grpo_train` allows a completion (the plan and its end)
         self.log_path, self.log, self.seed_of = log_path and Path(log_path), [], {}
-        for seed in dict.fromkeys(seeds): self.seed_of.setdefault(observation_prompt(env.reset(seed=seed)), seed)
+        for seed in dict.fromkeys(seeds): self.seed_of.setdefault(observation_prompt(obs := env.reset(seed=seed)), seed)
+        self.skills = sorted(obs.per_skill)
+        if constrained: self.max_length = max(max_new_tokens, plan_length(self.skills)) + 1
         self.dataset = Dataset.from_list([{'prompt': agent_messages([p], [], system), 'seed': s} for p, s in self.seed_of.items()])
 
     def play(self, seed: int, plan: str, step: int = 0) -> dict:
         "The step of `plan` from `seed`'s seed student, as a log row (`reward`: what GRPO is paid)."
-        self.env.reset(seed=seed)
+        start = self.env.reset(seed=seed)
         t0 = time.perf_counter()
-        obs = self.env.step(plan_action(plan))
-        return {'step': step, 'seed': seed, 'plan': plan, 'reward': plan_reward(obs, self.penalty), 'env_reward': obs.reward,
+        action = plan_action(plan, start.budget if self.scale else None)
+        obs = self.env.step(action)
+        return {'step': step, 'seed': seed, 'plan': plan, 'played': action if isinstance(action, str) else plan_text(action),
+                'reward': plan_reward(obs, self.penalty), 'env_reward': obs.reward,
                 'error': obs.error, 'val_accuracy': obs.val_accuracy, 'seconds': round(time.perf_counter() - t0, 3)}
 
 # %% ../../nbs/39_teaching.train.ipynb #ad8f7344
@@ -157,11 +230,15 @@ def _close(ids: list[int], eos: int) -> tuple[list[int], list[int]]:
 
 @patch
 def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
-    "Sample a plan for each prompt, play each from its seed, and return what TRL's `rollout_func` gives (rewards as `env_return`)."
+    "Sample a plan for each prompt, play each from its seed, and return what TRL's `rollout_func` gives (rewards as `env_return`; tokens the grammar forced masked out)."
     model, tok = trainer.accelerator.unwrap_model(trainer.model), trainer.processing_class
     contexts = [encode(tok, render(tok, p, True)) for p in prompts]
-    gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
-    closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
+    if self.generate or not self.constrained:
+        gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
+        closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
+    else:
+        self.grammar = self.grammar or PlanGrammar(tok, self.skills)
+        closed = sample_plans(model, tok, contexts, self.grammar, trainer.temperature)
     rows = [self.play(self.seed_of[p[-1]['content']], tok.decode(ids, skip_special_tokens=True), trainer.state.global_step)
             for p, (ids, _) in zip(prompts, closed)]
     self.log += rows
@@ -170,9 +247,33 @@ def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
             'env_mask': [m for _, m in closed], 'env_return': [r['reward'] for r in rows], 'env_seed': [r['seed'] for r in rows]}
 
 # %% ../../nbs/39_teaching.train.ipynb #dc876978
+def plan_shares(log: Sequence[dict]):
+    "The mean share of the budget each skill got in each GRPO step's taken plans (a DataFrame: a row per step, a column per skill)."
+    import pandas as pd
+    taken = [{'step': r['step'], **{p.skill: p.n for p in parse_plan(r.get('played', r['plan'])).plans}}
+             for r in log if r['error'] is None]
+    counts = pd.DataFrame(taken).fillna(0).set_index('step')
+    return counts.div(counts.sum(axis=1), axis=0).groupby('step').mean()[sorted(counts.columns)]
+
 def reward_curve(log: Sequence[dict]):
-    "The GRPO reward per step (completions as dots, the step's mean as a line) from a `PlanRollouts` log."
-    return plot_training([{**r, 'return': r['reward'], 'level': None} for r in log])
+    "The GRPO reward per step (completions as dots, the step's mean as a line) and how the step's plans shared the budget."
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+    steps = sorted({r['step'] for r in log})
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.2))
+    a1.scatter([r['step'] for r in log], [100 * r['reward'] for r in log], s=8, alpha=0.3, color='C0', label='plan')
+    a1.plot(steps, [100 * np.mean([r['reward'] for r in log if r['step'] == s]) for s in steps], 'o-', color='C0', label='mean of the step')
+    a1.set(xlabel='GRPO step', ylabel='reward (validation gain, points)', title="Reward: each plan's validation gain")
+    a1.legend(fontsize=8)
+    if any(r['error'] is None for r in log):
+        shares = plan_shares(log)
+        a2.stackplot(shares.index, 100 * shares.T.values, labels=shares.columns, alpha=0.8)
+        a2.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.0, 1.0))
+    a2.set(xlabel='GRPO step', ylabel='share of the budget (%)', title="The step's plans: budget per skill", ylim=(0, 100))
+    for ax in (a1, a2): ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.tight_layout()
+    return fig
+
 
 # %% ../../nbs/39_teaching.train.ipynb #b1bd4019
 def evaluate_teachers(make_env: Callable[[], TeachingEnv], teachers: dict[str, Policy], seeds: Sequence[int],
