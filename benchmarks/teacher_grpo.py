@@ -2,8 +2,9 @@
 validation gain as the reward) and compare it with its SFT start, the with-state heuristic and the no-state control
 on held-out seeds, paired, with bootstrap 95% intervals.
 
-    python benchmarks/teacher_grpo.py                                        # the defaults below (about 30 min on one core)
-    python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 2   # a smoke run
+    python benchmarks/teacher_grpo.py                         # the defaults: math/embedded, about 35 min on 2 cores
+    python benchmarks/teacher_grpo.py --eval-sampled          # also both models sampling at --temperature (the policy GRPO trains)
+    python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
 
 Phases (all on `--threads` torch threads, seeds explicit):
 1. warm-up: `record_plans` of the with-state and no-state policies on `--train-seeds` (iteration 0 and, with
@@ -12,15 +13,39 @@ Phases (all on `--threads` torch threads, seeds explicit):
    played from its seed student and paid its validation gain (or the penalty for a refused plan);
 3. evaluation (`evaluate_teachers`) of grpo, sft, with-state and no-state on `--eval-seeds` (disjoint from the training
    seeds; checked): whole episodes, test gain of the best-on-validation iteration and validation gain; the language
-   models play greedily, a refused reply is played as the no-state control's plan and counted (`invalid_replies`).
+   models play greedily (with `--eval-sampled` also sampling, seeded by the episode), a refused reply is played as the
+   no-state control's plan and counted (`invalid_replies`).
+
+Replies are decoded under the plan's grammar (`PlanGrammar`: the model writes the numbers) and plans over the budget
+are scaled down to it (`fit_budget`); `--free` restores free decoding and refusals.
 
 Prints one JSON object: the settings, the timings (seconds per teaching-environment step, measured on the GRPO
 completions; seconds per GRPO step; SFT and evaluation wall time), the reward curve (mean reward per GRPO step), the
-share of refused plans per GRPO step, and `report` (`teacher_report`: each teacher's mean gains with 95% CIs, and
-grpo minus each other teacher, paired, on test and validation). Everything is also written under `--out`.
+share of refused plans per GRPO step, the budget share of each skill per step, and `report` (`teacher_report`: each teacher's mean gains with 95% CIs, and
+grpo minus each other teacher, paired, on test and validation; with `--eval-sampled` also `report_sampled`). Everything is
+also written under `--out`: the reward curve (`reward_curve.png`), both models (`models/`), the logs and episodes.
 
-Measured on this project's 2-core machine, one torch thread, another job on the other core (2026-12):
-- the defaults (train seeds 1000-1019, 17 distinct first observations; 80 warm-up chats; SFT 400 steps, loss 4.51 → 0.17,
+Measured on this project's 2-core machine, two torch threads (2026-12-02):
+- the defaults, `--eval-sampled` (32 warm-up chats; SFT loss 4.52 → 0.03, 38 s; GRPO 16 steps × 1 seed × 4 plans, lr 1e-3,
+  under the plan's grammar): nothing else running, 12.36 s per teaching-environment step (64 plans, none refused), 53.5 s
+  per GRPO step (the environment 92% of it), evaluation of 4 teachers × 10 seeds 774 s. A second run (with light work
+  beside it: 15.1 s and 65.4 s) gave the same 64 training plans and rewards and the same evaluation. Reward per step
+  (points) 7.5, 13.8, 9.3, 13.1, 1.8, 0.9, 18.1, 13.4, 3.9, 2.0, 10.0, 4.4, 3.5, 5.1, 4.9, 7.9 — each step another seed
+  student; the budget shares show GRPO's samples leaving the warm-up's plans (40-48% addition, 27-37% subtraction) for
+  one plan, 12% addition and 88% subtraction, from step 6 on. Held out (seeds 0-9, one iteration, test gain in points,
+  bootstrap 95% CIs): grpo +10.6 [+6.7, +14.2], sft +10.6 [+6.7, +14.2], grpo@0.7 +9.2 [+5.4, +13.4], sft@0.7 +9.2
+  [+5.4, +13.4], with-state +6.8 [+2.6, +12.2], no-state +2.5 [+0.3, +7.3]. grpo − sft 0.0 [0.0, 0.0] and grpo@0.7 −
+  sft@0.7 0.0 [0.0, 0.0], test and validation: both models wrote the same reply on every held-out seed
+  (`addition:516; fractions:10; multiplication:10; subtraction:3900`, scaled to 117/2/2/879). grpo − with-state +3.7
+  [+1.1, +8.6] test, +1.9 [-0.9, +5.3] validation; grpo − no-state +8.1 [+5.3, +11.3], +7.8 [+6.2, +10.1].
+- `--warmup-policies no-state` (a weaker start): SFT memorised each training seed's plan, and at temperature 0.7 all
+  four samples of a group were the same plan (steps 0 and 1: rewards 5.5 × 4 and 10.0 × 4): no spread, no gradient.
+  Stopped after two steps.
+
+Earlier runs decoded freely and refused plans over the budget (what `--free` does now); the `small` ones ran on one
+torch thread with another job on the other core:
+- `--setup small --free --train-seeds 1000-1019 --eval-seeds 0-11 --warmup-iterations 2 --per-step 2 --grpo-steps 20
+  --grpo-lr 3e-4 --threads 1 --eval-iterations 0` (17 distinct first observations; 80 warm-up chats; SFT 400 steps, loss 4.51 → 0.17,
   48 s; GRPO 20 steps × 2 seeds × 4 plans, lr 3e-4): 4.17 s per teaching-environment step (126 plans taken), 29.4 s per
   GRPO step (the environment 89% of it); evaluation of 4 teachers × 12 held-out seeds (0-11) 609 s. Held-out test gain
   in points (mean, bootstrap 95% CI): grpo +1.6 [+0.5, +3.2], sft +1.6 [+0.5, +3.2], with-state +4.5 [+2.8, +6.0],
@@ -40,14 +65,17 @@ Measured on this project's 2-core machine, one torch thread, another job on the 
   no-state 0.0 [−2.2, +1.6]; 2 of 24 greedy replies refused. The SFT start's greedy plans differed from the first run's
   (same warm-up file, same loss curve to four digits): compare teachers within one run.
 - In math/embedded, where one step tells plans apart (`plan_rewards.py`: spread 17 points, noise 4), two torch threads,
-  nothing else running (2026-12-02): `--setup math/embedded --train-seeds 1000-1005 --eval-seeds 0-9
-  --warmup-iterations 2 --per-step 1 --num-generations 4 --grpo-steps 14 --grpo-lr 1e-3 --eval-iterations 1`: 24 warm-up
+  nothing else running (2026-12-02): `--free --train-seeds 1000-1005 --warmup-iterations 2 --grpo-steps 14`: 24 warm-up
   chats, SFT loss 4.51 -> 0.03; 14.7 s per environment step, 17.5 s per GRPO step. GRPO paid -0.6, +7.5, -6.6, -0.9
   points over its first four steps, moving plans toward addition and subtraction (the best plan, +16.5, gave them 840 of
   1,000), until they overshot the budget (`addition:427; fractions:97; multiplication:97; subtraction:486`, 1,107):
   from step 4 on every plan was refused, the group's rewards were all the penalty, and the text degenerated. Held out
   (seeds 0-9, one iteration): every greedy reply of both models was refused, even the SFT start's, so grpo = sft =
   the no-state control, +3.2 [+1.8, +5.3]; with-state +5.4 [+3.3, +9.4]. The budget is a cliff in the reward.
+- The same with plans over the budget scaled down to it but still decoded freely (16 training seeds, one warm-up
+  iteration): the cliff was gone, the spelling went instead — from the third GRPO step on the samples misspelt the skills
+  (`aditition:12`, `sulipltions:109`), and every plan of steps 2, 4, 5 and 9 was refused. Stopped after 11 steps. Hence
+  the grammar.
 - `--beta 0.04` with the config-built tiny model stops with a clear error when GRPO starts (TRL loads the reference model by
   name, and a config-built model has none): save the SFT model and load it back from its folder first.
 """
@@ -55,14 +83,15 @@ import argparse, copy, json, time
 from pathlib import Path
 
 import datasets
+import matplotlib
 import numpy as np
 import torch
 
-from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, sft_train, tiny_agent
+from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
-from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, record_plans,
-                                       report_table, teacher_env, teacher_report)
+from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, plan_shares, record_plans,
+                                       report_table, reward_curve, teacher_env, teacher_report)
 
 
 def per_step(log: list[dict], key) -> list[float]:
@@ -73,22 +102,27 @@ def per_step(log: list[dict], key) -> list[float]:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--setup', default='small', help="teaching.train's setup (small, tiny) or a registered preset (math/embedded)")
-    p.add_argument('--eval-iterations', type=int, default=None, help="iterations of an evaluation episode (default: the setup's)")
-    p.add_argument('--train-seeds', default='1000-1019', help='warm-up and GRPO seeds, e.g. 1000-1019')
-    p.add_argument('--eval-seeds', default='0-11', help='held-out seeds, e.g. 0-11 (never trained on)')
-    p.add_argument('--warmup-iterations', type=int, default=2)
+    p.add_argument('--setup', default='math/embedded', help="teaching.train's setup (small, tiny) or a registered preset (math/embedded)")
+    p.add_argument('--eval-iterations', type=int, default=1, help="iterations of an evaluation episode (0: the setup's)")
+    p.add_argument('--train-seeds', default='1000-1015', help='warm-up and GRPO seeds, e.g. 1000-1019')
+    p.add_argument('--eval-seeds', default='0-9', help='held-out seeds, e.g. 0-9 (never trained on)')
+    p.add_argument('--warmup-iterations', type=int, default=1)
+    p.add_argument('--warmup-policies', default='with-state,no-state', help='the demonstrators SFT imitates: with-state, no-state or both')
     p.add_argument('--sft-steps', type=int, default=400)
-    p.add_argument('--grpo-steps', type=int, default=20)
-    p.add_argument('--per-step', type=int, default=2, help='training seeds (prompts) per GRPO step')
+    p.add_argument('--grpo-steps', type=int, default=16)
+    p.add_argument('--per-step', type=int, default=1, help='training seeds (prompts) per GRPO step')
     p.add_argument('--num-generations', type=int, default=4, help='plans per prompt (the GRPO group)')
-    p.add_argument('--grpo-lr', type=float, default=3e-4)
+    p.add_argument('--grpo-lr', type=float, default=1e-3)
     p.add_argument('--beta', type=float, default=0.0, help='KL weight to the SFT start (0: no reference model)')
     p.add_argument('--temperature', type=float, default=0.7)
     p.add_argument('--penalty', type=float, default=-0.1, help='reward of a plan the environment refuses')
-    p.add_argument('--threads', type=int, default=1)
+    p.add_argument('--eval-sampled', action='store_true',
+                   help='also evaluate both models sampling at --temperature (seeded by the episode), the policy GRPO trains')
+    p.add_argument('--free', action='store_true', help="decode freely (no plan grammar) and refuse plans over the budget")
+    p.add_argument('--threads', type=int, default=2)
     p.add_argument('--out', default='runs/teacher-grpo')
     a = p.parse_args()
+    matplotlib.use('Agg')
     torch.set_num_threads(a.threads)
     datasets.disable_progress_bars()
     train, held_out = parse_seeds(a.train_seeds), parse_seeds(a.eval_seeds)
@@ -98,7 +132,8 @@ def main():
     env = teacher_env(a.setup, seed_cache=cache)
     res, t = {'settings': vars(a), 'train_seeds': train, 'eval_seeds': held_out}, time.perf_counter()
 
-    rows = record_plans(env, [SkillListTeacher(), SkillListRandom()], train, a.warmup_iterations)
+    demonstrators = {'with-state': SkillListTeacher, 'no-state': SkillListRandom}
+    rows = record_plans(env, [demonstrators[n.strip()]() for n in a.warmup_policies.split(',')], train, a.warmup_iterations)
     chats = plan_chats(rows)
     chats.to_json(out / 'warmup.jsonl')
     res['warmup'] = {'chats': len(chats), 'seconds': round(time.perf_counter() - t, 1)}
@@ -110,7 +145,8 @@ def main():
                   'seconds': round(time.perf_counter() - t, 1)}
     sft_model = copy.deepcopy(sft.model)           # GRPO trains `sft.model` in place
 
-    rollouts = PlanRollouts(env, train, penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl')
+    rollouts = PlanRollouts(env, train, penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl', scale=not a.free,
+                            constrained=not a.free)
     t = time.perf_counter()
     grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, num_generations=a.num_generations,
                       per_step=a.per_step, lr=a.grpo_lr, beta=a.beta, temperature=a.temperature, seed=0), log_dir=out / 'logs')
@@ -121,23 +157,35 @@ def main():
                    'refused_per_step': per_step(log, lambda r: r['error'] is not None),
                    'trainer_reward_per_step': [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h],
                    'seconds': round(grpo_seconds, 1)}
+    reward_curve(log).savefig(out / 'reward_curve.png', dpi=100)
+    res['plan_shares_per_step'] = plan_shares(log).round(3).to_dict('index') if taken else {}
     res['timing'] = {'seconds_per_grpo_step': round(grpo_seconds / max(grpo.state.global_step, 1), 2),
                      'seconds_per_env_step': round(float(np.mean(taken)), 2) if taken else None, 'env_steps': len(taken),
                      'env_share_of_grpo': round(sum(r['seconds'] for r in log) / grpo_seconds, 3), 'threads': a.threads}
 
-    teachers = {'grpo': LMTeacher(grpo.model, tok, 'grpo', fallback=SkillListRandom()),
-                'sft': LMTeacher(sft_model, tok, 'sft', fallback=SkillListRandom()),
+    save_agent(grpo.model, tok, out / 'models' / 'grpo'); save_agent(sft_model, tok, out / 'models' / 'sft')
+    lm = dict(fallback=SkillListRandom(), scale=not a.free, constrained=not a.free)
+    sampled = {f'{n}@{a.temperature:g}': LMTeacher(m, tok, f'{n}@{a.temperature:g}', temperature=a.temperature, **lm)
+               for n, m in (('grpo', grpo.model), ('sft', sft_model))} if a.eval_sampled else {}
+    teachers = {'grpo': LMTeacher(grpo.model, tok, 'grpo', **lm), 'sft': LMTeacher(sft_model, tok, 'sft', **lm), **sampled,
                 'with-state': SkillListTeacher(), 'no-state': SkillListRandom()}
     t = time.perf_counter()
-    eval_overrides = {} if a.eval_iterations is None else {'iterations': a.eval_iterations}
+    eval_overrides = {'iterations': a.eval_iterations} if a.eval_iterations else {}
     evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache, **eval_overrides), teachers, held_out, out / 'eval',
                               a.setup.replace('/', '-'))
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in evals))
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
-    res['invalid_replies'] = {n: sum(not r['valid'] for r in teachers[n].replies) for n in ('grpo', 'sft')}
-    res['replies'] = {n: len(teachers[n].replies) for n in ('grpo', 'sft')}
-    res['report'] = teacher_report(evals, 'grpo')
-    (out / 'report.md').write_text(report_table(res['report']) + '\n')
+    models = [n for n, t in teachers.items() if isinstance(t, LMTeacher)]
+    res['invalid_replies'] = {n: sum(not r['valid'] for r in teachers[n].replies) for n in models}
+    res['scaled_replies'] = {n: sum(r['scaled'] for r in teachers[n].replies) for n in models}
+    res['replies'] = {n: len(teachers[n].replies) for n in models}
+    res['plans'] = {n: [r['reply'] for r in teachers[n].replies] for n in models}
+    res['report'] = teacher_report([r for r in evals if r['policy'] not in sampled], 'grpo')
+    tables = [report_table(res['report'])]
+    if sampled:
+        res['report_sampled'] = teacher_report([r for r in evals if r['policy'] not in ('grpo', 'sft')], next(iter(sampled)))
+        tables.append(report_table(res['report_sampled']))
+    (out / 'report.md').write_text('\n\n'.join(tables) + '\n')
     (out / 'result.json').write_text(json.dumps(res, indent=1))
     print(json.dumps(res))
 
