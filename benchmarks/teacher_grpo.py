@@ -7,7 +7,7 @@ on held-out seeds, paired, with bootstrap 95% intervals.
     python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
 
 Phases (all on `--threads` torch threads, seeds explicit):
-1. warm-up: `record_plans` of the with-state and no-state policies on `--train-seeds` (iteration 0 and, with
+1. warm-up: `record_plans` of the `--warmup-policies` (with-state and no-state) on `--train-seeds` (iteration 0 and, with
    `--warmup-iterations 2`, iteration 1 reached by the with-state plan), as chats; SFT (`sft_train`, `--sft-steps`);
 2. GRPO (`grpo_train` with `PlanRollouts`): each step `--per-step` training seeds × `--num-generations` plans, each plan
    played from its seed student and paid its validation gain (or the penalty for a refused plan);
@@ -87,6 +87,7 @@ import matplotlib
 import numpy as np
 import torch
 
+from dataenvgym.registry import make
 from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
@@ -107,7 +108,7 @@ def main():
     p.add_argument('--train-seeds', default='1000-1015', help='warm-up and GRPO seeds, e.g. 1000-1019')
     p.add_argument('--eval-seeds', default='0-9', help='held-out seeds, e.g. 0-9 (never trained on)')
     p.add_argument('--warmup-iterations', type=int, default=1)
-    p.add_argument('--warmup-policies', default='with-state,no-state', help='the demonstrators SFT imitates: with-state, no-state or both')
+    p.add_argument('--warmup-policies', default='with-state,no-state', help='the registered SKILL-LIST policies SFT imitates, comma-separated')
     p.add_argument('--sft-steps', type=int, default=400)
     p.add_argument('--grpo-steps', type=int, default=16)
     p.add_argument('--per-step', type=int, default=1, help='training seeds (prompts) per GRPO step')
@@ -132,8 +133,8 @@ def main():
     env = teacher_env(a.setup, seed_cache=cache)
     res, t = {'settings': vars(a), 'train_seeds': train, 'eval_seeds': held_out}, time.perf_counter()
 
-    demonstrators = {'with-state': SkillListTeacher, 'no-state': SkillListRandom}
-    rows = record_plans(env, [demonstrators[n.strip()]() for n in a.warmup_policies.split(',')], train, a.warmup_iterations)
+    demonstrators = [make(f'policy:skill-list/{n.strip()}') for n in a.warmup_policies.split(',')]
+    rows = record_plans(env, demonstrators, train, a.warmup_iterations)
     chats = plan_chats(rows)
     chats.to_json(out / 'warmup.jsonl')
     res['warmup'] = {'chats': len(chats), 'seconds': round(time.perf_counter() - t, 1)}

@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.train.html.md"""
 
 # %% ../../nbs/39_teaching.train.ipynb #74236479
 from __future__ import annotations
-import re, time
+import functools, re, time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -23,8 +23,8 @@ from .sweep import Episode, row
 
 # %% auto #0
 __all__ = ['TEACHER_SYSTEM', 'METRICS', 'teacher_preset', 'teacher_env', 'observation_prompt', 'plan_text', 'fit_budget',
-           'parse_plan', 'plan_action', 'plan_reward', 'plan_pattern', 'plan_length', 'PlanGrammar', 'sample_plans',
-           'LMTeacher', 'record_plans', 'plan_chats', 'PlanRollouts', 'plan_shares', 'reward_curve',
+           'parse_plan', 'plan_action', 'plan_reward', 'plan_pattern', 'plan_length', 'PlanGrammar', 'plan_grammar',
+           'sample_plans', 'LMTeacher', 'record_plans', 'plan_chats', 'PlanRollouts', 'plan_shares', 'reward_curve',
            'evaluate_teachers', 'paired_gains', 'teacher_report', 'report_table']
 
 # %% ../../nbs/39_teaching.train.ipynb #4492d569
@@ -136,6 +136,11 @@ class PlanGrammar:
         "1 for each token of a reply that was the model's choice, 0 where the grammar allowed only that token."
         return [int(len(self.allowed(self.tokenizer.decode(ids[:j], skip_special_tokens=True))) > 1) for j in range(len(ids))]
 
+@functools.cache
+def plan_grammar(tokenizer, skills: tuple[str, ...]) -> PlanGrammar:
+    "The `PlanGrammar` of `skills` for `tokenizer`, built once (it reads the whole vocabulary)."
+    return PlanGrammar(tokenizer, skills)
+
 def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGrammar, temperature: float = 1.0,
                  greedy: bool = False) -> list[tuple[list[int], list[int]]]:
     "Each context's plan, decoded under `grammar` (sampled, or greedy): its token ids, ending with the end token, and their mask."
@@ -152,7 +157,7 @@ class LMTeacher(Policy):
                  fallback: Policy | None = None, scale: bool = True, constrained: bool = True, temperature: float | None = None):
         self.model, self.tokenizer, self.name, self.system = model, tokenizer, name, system
         self.max_new_tokens, self.fallback, self.scale, self.constrained, self.replies = max_new_tokens, fallback, scale, constrained, []
-        self.temperature, self._grammars = temperature, {}
+        self.temperature = temperature
 
     def __repr__(self): return f'LMTeacher({self.name!r}, fallback={self.fallback!r})'
 
@@ -164,9 +169,8 @@ class LMTeacher(Policy):
         with torch.random.fork_rng():
             torch.manual_seed(1000 * obs.seed + obs.iteration)
             if self.constrained:
-                skills = tuple(sorted(obs.per_skill))
-                if skills not in self._grammars: self._grammars[skills] = PlanGrammar(self.tokenizer, skills)
-                ids = sample_plans(self.model, self.tokenizer, ctx, self._grammars[skills], **kw)[0][0]
+                grammar = plan_grammar(self.tokenizer, tuple(sorted(obs.per_skill)))
+                ids = sample_plans(self.model, self.tokenizer, ctx, grammar, **kw)[0][0]
             else: ids = sample_commands(self.model, self.tokenizer, ctx, self.max_new_tokens, **kw)[0]
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
@@ -205,12 +209,12 @@ class PlanRollouts:
                  constrained: bool = True):
         from datasets import Dataset
         self.env, self.system, self.max_new_tokens, self.penalty, self.generate = env, system, max_new_tokens, penalty, generate
-        self.scale, self.constrained, self.grammar = scale, constrained, None
-        self.max_length = max_new_tokens + 1          # what `grpo_train` allows a completion (the plan and its end)
+        self.scale, self.constrained = scale, constrained
         self.log_path, self.log, self.seed_of = log_path and Path(log_path), [], {}
         for seed in dict.fromkeys(seeds): self.seed_of.setdefault(observation_prompt(obs := env.reset(seed=seed)), seed)
-        self.skills = sorted(obs.per_skill)
-        if constrained: self.max_length = max(max_new_tokens, plan_length(self.skills)) + 1
+        self.skills = tuple(sorted(obs.per_skill))
+        # what `grpo_train` allows a completion: the plan (free, or the grammar's longest) and its end
+        self.max_length = max(max_new_tokens, plan_length(self.skills) if constrained else 0) + 1
         self.dataset = Dataset.from_list([{'prompt': agent_messages([p], [], system), 'seed': s} for p, s in self.seed_of.items()])
 
     def play(self, seed: int, plan: str, step: int = 0) -> dict:
@@ -236,9 +240,7 @@ def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
     if self.generate or not self.constrained:
         gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
         closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
-    else:
-        self.grammar = self.grammar or PlanGrammar(tok, self.skills)
-        closed = sample_plans(model, tok, contexts, self.grammar, trainer.temperature)
+    else: closed = sample_plans(model, tok, contexts, plan_grammar(tok, self.skills), trainer.temperature)
     rows = [self.play(self.seed_of[p[-1]['content']], tok.decode(ids, skip_special_tokens=True), trainer.state.global_step)
             for p, (ids, _) in zip(prompts, closed)]
     self.log += rows
