@@ -1,13 +1,20 @@
 """Golden record of behaviour: the `tiny` preset of every domain in every environment, and the data-repair baselines.
 
 `python tests/golden/record.py` writes `tests/golden/behaviour.json`; `tests/test_golden.py` replays the same runs
-and asserts they are identical (student weights aside). Run with one thread: float sums depend on the thread count."""
+and asserts they are identical (student weights aside).
+
+Float sums depend on the thread count and on the CPU's vector width, and in these tiny runs one flipped answer out of 30
+changes the next iteration's data. So the record is made, and replayed, with the arithmetic pinned (`numerics.NUMERICS`):
+one thread, ATen's scalar kernels instead of AVX2/AVX-512 ones, MKL's CPU-independent mode, and no oneDNN. Without the pins
+the three VQA runs came out differently on two CI machines with the same code and libraries."""
 import hashlib, json, os, sys, tempfile
 from pathlib import Path
 
-os.environ.setdefault('OMP_NUM_THREADS', '1')
+from numerics import NUMERICS
+for k, v in NUMERICS.items(): os.environ.setdefault(k, v)
 import torch
 torch.set_num_threads(1)
+torch.backends.mkldnn.enabled = False
 
 from dataenvgym.teaching.presets import teaching_setup
 from dataenvgym.teaching.runner import run_episode
