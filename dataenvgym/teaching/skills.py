@@ -9,13 +9,12 @@ from __future__ import annotations
 import numbers, os, re, tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from fastcore.basics import patch
 from pydantic import Field, PrivateAttr, model_validator
-from sklearn.cluster import KMeans
-from sklearn.feature_extraction.text import TfidfVectorizer
+if TYPE_CHECKING: from sklearn.feature_extraction.text import TfidfVectorizer   # scikit-learn loads when a clustering runs: importing it costs seconds, and every `dataenvgym` command imports this module
 
 from ..core import Domain, Record, Task, check_choice
 
@@ -296,6 +295,7 @@ def mask_digits(prompt: str) -> str:
 
 def prompt_vectorizer() -> TfidfVectorizer:
     "TF-IDF over character 1–4-grams of digit-masked prompts."
+    from sklearn.feature_extraction.text import TfidfVectorizer
     return TfidfVectorizer(analyzer='char_wb', ngram_range=(1, 4), preprocessor=mask_digits)
 
 # %% ../../nbs/30_teaching.skills.ipynb #9eecf391
@@ -329,6 +329,7 @@ class ClusterDiscoverer:
         if shapes < self.n_skills:
             raise ValueError(f'{self!r} needs at least {self.n_skills} distinct prompt shapes (digits masked); '
                              f'the {len(tasks)} tasks given have {shapes}')
+        from sklearn.cluster import KMeans
         vectorizer = prompt_vectorizer()
         kmeans = KMeans(self.n_skills, n_init=10, random_state=self.seed).fit(vectorizer.fit_transform([t.prompt for t in tasks]))
         names = [f'cluster_{i}' for i in range(self.n_skills)]
