@@ -1,5 +1,6 @@
 """The `dataenvgym` console script, run as a user would run it."""
-import json, subprocess, sys
+import io, json, subprocess, sys
+from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
@@ -22,16 +23,29 @@ def test_same_seed_same_result():
     assert a['per_subskill'] == b['per_subskill']
 
 
-def one_line_error(*args, says: str, env=None):
-    "Run the command expecting a user error: exit status 2, one line on stderr that contains `says`, no traceback."
-    out = subprocess.run(['dataenvgym', *args], capture_output=True, text=True, timeout=600, env=env)
+def in_process(*args) -> subprocess.CompletedProcess:
+    "`dataenvgym ARGS` through `cli.main` in this process: what the console script runs, without a new interpreter to start."
+    from dataenvgym.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try: code = main(list(args))
+        except SystemExit as e: code = e.code      # argparse's usage errors exit
+    return subprocess.CompletedProcess(['dataenvgym', *args], code, out.getvalue(), err.getvalue())
+
+
+def one_line_error(*args, says: str, env=None, fresh: bool = False):
+    """Run the command expecting a user error: exit status 2, one line on stderr that contains `says`, no traceback.
+    In this process unless `fresh` or an `env` is given: an error is found before anything heavy runs, and each new
+    interpreter costs seconds of imports (the console script itself runs in `run` and in the `fresh` cases)."""
+    if fresh or env is not None: out = subprocess.run(['dataenvgym', *args], capture_output=True, text=True, timeout=600, env=env)
+    else: out = in_process(*args)
     assert out.returncode == 2 and out.stderr.count('\n') == 1 and says in out.stderr, (args, out.returncode, out.stderr[-2000:])
     assert out.stderr.startswith('dataenvgym ') and 'Traceback' not in out.stderr
     return out.stderr
 
 
 def test_unknown_names_are_one_line():
-    one_line_error('student', '--domain', 'chess', says="argument --domain: invalid choice: 'chess' (choose from 'math'")
+    one_line_error('student', '--domain', 'chess', fresh=True, says="argument --domain: invalid choice: 'chess' (choose from 'math'")
     one_line_error('teach', '--env', 'nope', says="invalid choice: 'nope' (choose from 'open-ended', 'skill-list', 'skill-tree')")
     one_line_error('teach', '--preset', 'nope', says="Unknown preset 'nope' for the math domain; valid presets: math/embedded")
     one_line_error('teach', '--policy', 'nope', '--preset', 'tiny', says="Unknown policy 'skill-tree/nope'; valid policy names")
@@ -73,7 +87,7 @@ def test_a_missing_extra_and_a_missing_recording_are_one_line(tmp_path):
     out = subprocess.run([sys.executable, '-c', code, str(tmp_path / 'run')], capture_output=True, text=True, timeout=600)
     assert out.returncode == 2 and out.stderr == "dataenvgym teach: error: this needs the optional package openai: pip install 'dataenvgym[llm]'\n"
     one_line_error('teach', '--preset', 'tiny', '--llm-model', 'm', '--llm-cache', str(tmp_path / 'none.jsonl'),
-                   '--llm-cache-mode', 'replay', says='No recording at')
+                   '--llm-cache-mode', 'replay', fresh=True, says='No recording at')
 
 
 def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
@@ -103,7 +117,7 @@ def test_train_with_a_bad_config_is_a_clear_error(tmp_path):
     bad = tmp_path / 'bad.yaml'
     bad.write_text('eval_seeds: [5, 5]\n')
     one_line_error('train', 'sft', '--config', str(bad), says='eval_seeds is [start, stop) with start < stop')
-    one_line_error('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), says='nothing to evaluate')
+    one_line_error('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), fresh=True, says='nothing to evaluate')
 
 
 CHECKED = {'math': lambda d: d.prompt.endswith('='), 'tools': lambda d: '(' in d.response,           # sums; tool plans
@@ -142,6 +156,6 @@ def test_teach_refuses_what_it_cannot_build_in_one_line():
                        (('--set', 'teacher.polcy=x'), 'teacher.polcy'),
                        (('--policy', 'llm',), 'the LLM policy needs an LLM'),
                        (('--iterations', '0',), 'iterations')]:
-        out = run('teach', '--preset', 'tiny', *argv, check=False)
+        out = in_process('teach', '--preset', 'tiny', *argv)
         assert out.returncode == 2 and says in out.stderr, (argv, out.stderr[-2000:])
         assert out.stderr.count('\n') == 1 and 'Traceback' not in out.stderr, out.stderr

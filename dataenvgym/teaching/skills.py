@@ -9,12 +9,11 @@ from __future__ import annotations
 import numbers, os, re, tempfile
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Annotated, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from fastcore.basics import patch
 from pydantic import Field, PrivateAttr, model_validator
-if TYPE_CHECKING: from sklearn.feature_extraction.text import TfidfVectorizer   # scikit-learn loads when a clustering runs: importing it costs seconds, and every `dataenvgym` command imports this module
 
 from ..core import Domain, Record, Task, check_choice
 
@@ -293,8 +292,9 @@ def mask_digits(prompt: str) -> str:
     "`prompt` lower-cased with every run of digits written `#`, so prompts of one shape look alike."
     return re.sub(r'\d+', '#', prompt.lower())
 
-def prompt_vectorizer() -> TfidfVectorizer:
-    "TF-IDF over character 1–4-grams of digit-masked prompts."
+def prompt_vectorizer():
+    "scikit-learn's `TfidfVectorizer` over character 1–4-grams of digit-masked prompts."
+    # scikit-learn is imported here, not with the module: that costs seconds, and every `dataenvgym` command imports this module
     from sklearn.feature_extraction.text import TfidfVectorizer
     return TfidfVectorizer(analyzer='char_wb', ngram_range=(1, 4), preprocessor=mask_digits)
 
