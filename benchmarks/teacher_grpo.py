@@ -38,6 +38,10 @@ Measured on this project's 2-core machine, two torch threads (2026-12-02):
   sft@0.7 0.0 [0.0, 0.0], test and validation: both models wrote the same reply on every held-out seed
   (`addition:516; fractions:10; multiplication:10; subtraction:3900`, scaled to 117/2/2/879). grpo − with-state +3.7
   [+1.1, +8.6] test, +1.9 [-0.9, +5.3] validation; grpo − no-state +8.1 [+5.3, +11.3], +7.8 [+6.2, +10.1].
+- `--temperature 1.5` (fresh seed-student cache, GRPO 92.8 s per step, 21.6 s per environment step, 54.7 min in all):
+  the groups now differed (e.g. step 2: -8.5, +10.0, +8.0, -3.0 points), but the greedy replies of GRPO and its SFT
+  start were still the same on every held-out seed: grpo = sft +9.3 [+5.5, +12.9], grpo − sft 0.0 [0.0, 0.0], grpo −
+  with-state +2.5 [-2.2, +7.4] (test), grpo − no-state +6.9 [+4.0, +10.3]. 16 steps did not move an argmax.
 - `--warmup-policies no-state` (a weaker start): SFT memorised each training seed's plan, and at temperature 0.7 all
   four samples of a group were the same plan (steps 0 and 1: rewards 5.5 × 4 and 10.0 × 4): no spread, no gradient.
   Stopped after two steps.
