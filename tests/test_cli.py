@@ -1,4 +1,5 @@
-"""The `dataenvgym` console script, run as a user would run it."""
+"""The `dataenvgym` console script, run as a user would run it; its argument and config errors also through `cli.main` in
+this process (`in_process`), which gives the same exit status and stderr without starting an interpreter each time."""
 import io, json, subprocess, sys
 from contextlib import redirect_stderr, redirect_stdout
 

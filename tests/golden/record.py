@@ -6,12 +6,12 @@ and asserts they are identical (student weights aside).
 Float sums depend on the thread count and on the CPU's vector width, and in these tiny runs one flipped answer out of 30
 changes the next iteration's data. So the record is made, and replayed, with the arithmetic pinned (`numerics.NUMERICS`):
 one thread, ATen's scalar kernels instead of AVX2/AVX-512 ones, MKL's CPU-independent mode, and no oneDNN. Without the pins
-the three VQA runs came out differently on two CI machines with the same code and libraries."""
+the three VQA runs came out differently on two CI machines with the same code."""
 import hashlib, json, os, sys, tempfile
 from pathlib import Path
 
 from numerics import NUMERICS
-for k, v in NUMERICS.items(): os.environ.setdefault(k, v)
+os.environ.update(NUMERICS)   # before torch loads: a shell's own setting must not unpin the record
 import torch
 torch.set_num_threads(1)
 torch.backends.mkldnn.enabled = False
