@@ -92,7 +92,7 @@ import numpy as np
 import torch
 
 from dataenvgym.registry import make
-from dataenvgym.repair.train import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
+from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
 from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, plan_shares, record_plans,

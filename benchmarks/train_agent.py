@@ -22,9 +22,9 @@ import argparse, json, time
 import numpy as np
 import torch
 from dataenvgym.repair.tasks import TASKS
-from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, TrainConfig, eval_summary, evaluate_agent,
-                                     grpo_train, length_report, record_rollouts, run_eval, run_grpo, run_sft, sft_train,
-                                     success_rates, tiny_agent, warmup_dataset)
+from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, length_report, sft_train, tiny_agent
+from dataenvgym.repair.train import (EnvRollouts, TrainConfig, eval_summary, evaluate_agent, record_rollouts,
+                                     run_eval, run_grpo, run_sft, success_rates, warmup_dataset)
 
 
 def from_config(name: str, out: str, threads: int) -> dict:

@@ -126,3 +126,27 @@ def test_import_linter_contracts(capsys):
     from importlinter.cli import lint_imports
     rc = lint_imports(config_filename=str(ROOT / 'pyproject.toml'), no_cache=True, no_logo=True)
     assert rc == 0, capsys.readouterr().out[-6000:]
+
+
+def _architecture_namespace() -> tuple[dict, dict]:
+    "The architecture page's code run afresh (in `nbs/`, as the docs run it), and the page itself."
+    nb = json.loads((ROOT / 'nbs' / 'architecture.ipynb').read_text())
+    ns, cwd = {}, Path.cwd()
+    try:
+        import os; os.chdir(ROOT / 'nbs')
+        for c in nb['cells']:
+            src = ''.join(c['source'])
+            if c['cell_type'] == 'code' and src.lstrip().startswith(('import', 'def', 'ROOT')): exec(src, ns)
+    finally: os.chdir(cwd)
+    return ns, nb
+
+
+def test_architecture_page_is_current():
+    "The layer table saved on the architecture page is what the import contract and the sources give today."
+    ns, nb = _architecture_namespace()
+    saved = [''.join(o['data']['text/markdown']) for c in nb['cells'] for o in c.get('outputs', [])
+             if 'text/markdown' in o.get('data', {})]
+    assert saved == [ns['architecture_table']()], 're-run nbs/architecture.ipynb (jupyter nbconvert --execute --inplace)'
+    contract = next(c for c in CONFIG['contracts'] if c['id'] == 'layers')
+    assert [l for l in ns['LAYERS']] == [[p.strip() for p in l.split(':')] for l in contract['layers']]
+    assert 'ignore_imports' not in contract, 'the layers contract has no exceptions'

@@ -8,9 +8,9 @@ import torch
 
 from dataenvgym.repair.agents import HeuristicAgent, SubmitAgent, play_episode
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.repair.train import (EnvRollouts, GRPOSettings, SFTSettings, agent_messages, encode, env_return, grpo_train,
-                              length_report, play_episodes, record_rollouts, render, scripted, sft_train, tiny_agent,
-                              warmup_dataset)
+from dataenvgym.lm import (GRPOSettings, SFTSettings, agent_messages, encode, env_return, grpo_train,
+                           length_report, render, sft_train, tiny_agent)
+from dataenvgym.repair.train import EnvRollouts, play_episodes, record_rollouts, scripted, warmup_dataset
 
 
 def _fake_trainer(model, tok):

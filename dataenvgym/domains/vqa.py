@@ -145,7 +145,9 @@ def refer(scene: dict, i: int, rng: random.Random, exclude: Sequence[str] = ()) 
         if unique: return phrase({a: o[a] for a in rng.choice(unique)})
     return None
 
-def article(words: str) -> str: return ('an ' if words[0] in 'aeiou' else 'a ') + words
+def article(words: str) -> str:
+    "`words` with its indefinite article (`an apple`, `a cube`)."
+    return ('an ' if words[0] in 'aeiou' else 'a ') + words
 
 # %% ../../nbs/14_domains.vqa.ipynb #ff2a9bbf
 MARGIN = .08

@@ -93,7 +93,7 @@ def tool_agent(max_length: int = 1536, **kwargs):
     "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable): `(model, tokenizer)`."
     from pathlib import Path
     import trl
-    from dataenvgym.repair.train import tiny_agent
+    from dataenvgym.lm import tiny_agent
     model, tok = tiny_agent(max_length=max_length, **kwargs)
     tok.chat_template = (Path(trl.__file__).parent / 'chat_templates' / 'qwen3.jinja').read_text()
     return model, tok
@@ -113,13 +113,13 @@ def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: 
     "A few GRPO steps with the environment as `environment_factory` (its return is the only reward)."
     import os
     from trl import GRPOConfig, GRPOTrainer
-    from dataenvgym.repair.train import _device_args, output_folder
+    from dataenvgym.lm import device_args, output_folder
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
     with output_folder(output_dir, 'grpo-tools-') as out:
         args = GRPOConfig(output_dir=out, max_steps=steps, per_device_train_batch_size=num_generations * per_step,
                           num_generations=num_generations, max_completion_length=max_completion_length,
                           max_tool_calling_iterations=max_tool_calling_iterations, logging_steps=1, seed=seed,
-                          disable_tqdm=True, **_device_args())
+                          disable_tqdm=True, **device_args())
         trainer = GRPOTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
                               environment_factory=RepairToolEnv)
         trainer.train()

@@ -6,11 +6,10 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.train.html.md"""
 
 # %% ../../nbs/46_repair.train.ipynb #e498f067
 from __future__ import annotations
-import importlib.util, json, os, tempfile, time
-from contextlib import contextmanager
+import json, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -18,8 +17,9 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..core import bootstrap_ci, pair_by_seed, proportion_ci, win_rate
+from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode,
+                           pretrained_agent, render, sample_commands, save_agent, sft_train, tiny_agent)
 from ..plotting import plot_style
-from ..registry import make
 from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent, SubmitAgent,
                                      compare_agents, plot_comparison)
 from .curriculum import Curriculum
@@ -27,14 +27,11 @@ from .env import COMMANDS, RepairEnv, RepairObservation
 from .tasks import TASKS
 
 # %% auto #0
-__all__ = ['SYSTEM_PROMPT', 'CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'BASELINES', 'Generate', 'SeedRange', 'TRAIN_CONFIGS',
-           'observation_text', 'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template', 'unsloth_usable',
-           'pretrained_agent', 'Trajectory', 'record_episode', 'record_rollouts', 'observation_only', 'warmup_dataset',
-           'length_report', 'Rollout', 'sample_commands', 'play_episodes', 'scripted', 'LMAgent', 'SFTSettings',
-           'append_jsonl', 'log_callbacks', 'output_folder', 'sft_train', 'EnvRollouts', 'env_return', 'GRPOSettings',
-           'grpo_train', 'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference',
-           'eval_summary', 'eval_table', 'command_usage', 'usage_table', 'TrainConfig', 'load_agent', 'save_agent',
-           'run_sft', 'run_grpo', 'eval_report', 'run_eval']
+__all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observation_text', 'Trajectory', 'record_episode',
+           'record_rollouts', 'observation_only', 'warmup_dataset', 'Rollout', 'play_episodes', 'scripted', 'LMAgent',
+           'EnvRollouts', 'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference',
+           'eval_summary', 'eval_table', 'command_usage', 'usage_table', 'TrainConfig', 'load_agent', 'run_sft',
+           'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -53,97 +50,6 @@ def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
         text = f'accuracy {obs.current_accuracy:.3f}, target {obs.target_accuracy:.3f}'
     else: text = obs.response.splitlines()[0]
     return f"{text.encode('ascii', 'replace').decode()[:max_chars]} | budget {obs.budget_remaining}"
-
-# %% ../../nbs/46_repair.train.ipynb #457b3b94
-def agent_messages(observations: Sequence[str], commands: Sequence[str], system: str = SYSTEM_PROMPT) -> list[dict]:
-    "The chat of an episode: the system prompt, then each observation (user) and the command answering it (assistant)."
-    if len(observations) - len(commands) not in (0, 1):
-        raise ValueError(f'each command answers one observation; got {len(observations)} observations, '
-                         f'{len(commands)} commands')
-    msgs = [{'role': 'system', 'content': system}]
-    for i, o in enumerate(observations):
-        msgs.append({'role': 'user', 'content': o})
-        if i < len(commands): msgs.append({'role': 'assistant', 'content': commands[i]})
-    return msgs
-
-# %% ../../nbs/46_repair.train.ipynb #03bf3579
-CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}"
-                 "{% if m['role'] == 'assistant' %}"
-                 "A: {% generation %}{{ m['content'] }}{{ eos_token }}{% endgeneration %}"
-                 "{% else %}{{ 'S' if m['role'] == 'system' else 'U' }}: {{ m['content'] }}\n{% endif %}"
-                 "{% endfor %}{% if add_generation_prompt %}A: {% endif %}")
-
-def render(tokenizer, messages: list[dict], add_generation_prompt: bool = False) -> str:
-    "The chat template's text of `messages`."
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
-
-def encode(tokenizer, text: str) -> list[int]:
-    "Token ids of rendered text (the template writes the special tokens itself)."
-    return tokenizer(text, add_special_tokens=False)['input_ids']
-
-# %% ../../nbs/46_repair.train.ipynb #78671361
-def tiny_agent(max_length: int = 768, hidden_size: int = 64, layers: int = 3, heads: int = 4,
-               intermediate_size: int = 256, seed: int = 0):
-    "A tiny character-level Llama agent built from a config (no download): `(model, tokenizer)`."
-    lm = make('student:tiny', max_length=max_length, hidden_size=hidden_size, layers=layers, heads=heads,
-              intermediate_size=intermediate_size, seed=seed)
-    lm.tokenizer.chat_template = CHAT_TEMPLATE
-    return lm.model, lm.tokenizer
-
-# %% ../../nbs/46_repair.train.ipynb #a83eda04
-CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}"
-                   "<|im_start|>{{ m['role'] }}\n"
-                   "{% if m['role'] == 'assistant' %}{% generation %}{{ m['content'] }}<|im_end|>{% endgeneration %}"
-                   "{% else %}{{ m['content'] }}<|im_end|>{% endif %}{% endfor %}"
-                   "{% if add_generation_prompt %}{{ '\\n' }}<|im_start|>assistant\n{% endif %}")
-
-def agent_template(tokenizer) -> str:
-    "The template an agent trains with: `CHATML_TEMPLATE` if the tokenizer knows `<|im_start|>`, else `CHAT_TEMPLATE`."
-    return CHATML_TEMPLATE if '<|im_start|>' in tokenizer.get_vocab() else CHAT_TEMPLATE
-
-# %% ../../nbs/46_repair.train.ipynb #64aba338
-def unsloth_usable() -> bool:
-    "True when CUDA is present and the `unsloth` package is installed (checked without importing it)."
-    return torch.cuda.is_available() and importlib.util.find_spec('unsloth') is not None
-
-def _unsloth_agent(name: str, adapter: bool, max_length: int, load_in_4bit: bool, lora_r: int):
-    "Unsloth's model (4-bit, with a LoRA adapter unless `name` is an adapter folder already) and tokenizer."
-    if not unsloth_usable():
-        raise RuntimeError('Unsloth needs a CUDA GPU and `pip install unsloth` (the `gpu` extra); '
-                           'pass use_unsloth=False to load with transformers.')
-    from unsloth import FastLanguageModel  # only here: importing it patches TRL
-    model, tok = FastLanguageModel.from_pretrained(model_name=name, max_seq_length=max_length,
-                                                   load_in_4bit=load_in_4bit)
-    if adapter: return model, tok     # a saved adapter folder comes back with its adapter
-    modules = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']
-    return FastLanguageModel.get_peft_model(model, r=lora_r, lora_alpha=2 * lora_r, target_modules=modules), tok
-
-def _hf_agent(name: str, adapter: bool):
-    "The transformers model (bf16 on a GPU that has it; an adapter folder on its base, trainable) and tokenizer."
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    cuda = torch.cuda.is_available()
-    tok = AutoTokenizer.from_pretrained(name)
-    dtype = torch.bfloat16 if cuda and torch.cuda.is_bf16_supported() else torch.float32
-    if adapter:         # the base model with the saved adapter on top, still trainable
-        from peft import AutoPeftModelForCausalLM
-        model = AutoPeftModelForCausalLM.from_pretrained(name, is_trainable=True, dtype=dtype)
-    else: model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
-    return model.to('cuda' if cuda else 'cpu'), tok
-
-# %% ../../nbs/46_repair.train.ipynb #3d9a271a
-def pretrained_agent(name: str, use_unsloth: bool | None = None, max_length: int = 4096, load_in_4bit: bool = True,
-                     lora_r: int = 16):
-    "A Hugging Face causal LM (a name or a saved folder, adapters too) and its tokenizer; Unsloth 4-bit when usable."
-    if use_unsloth is None: use_unsloth = unsloth_usable()
-    adapter = (Path(name) / 'adapter_config.json').exists()
-    if use_unsloth: model, tok = _unsloth_agent(name, adapter, max_length, load_in_4bit, lora_r)
-    else: model, tok = _hf_agent(name, adapter)
-    if tok.pad_token is None: tok.pad_token = tok.eos_token
-    if '{% generation %}' not in (tok.chat_template or ''):   # a saved agent keeps the template it was trained with
-        tok.chat_template = agent_template(tok)
-        if tok.chat_template == CHATML_TEMPLATE: tok.eos_token = '<|im_end|>'   # a command ends where its turn does
-    tok.padding_side = 'left'
-    return model, tok
 
 # %% ../../nbs/46_repair.train.ipynb #936f3437
 @dataclass
@@ -215,24 +121,6 @@ def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = T
         raise ValueError('no examples: no trajectory was successful; record more seeds or pass successful_only=False')
     return Dataset.from_list(rows)
 
-# %% ../../nbs/46_repair.train.ipynb #18acf5bd
-def length_report(ds, tokenizer, max_length: int) -> dict:
-    "Tokenised length of every chat as the SFT trainer renders it, and how many would lose command tokens; raises."
-    lengths, lost = [], []
-    for msgs in ds['messages']:
-        mask = tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True,
-                                             return_assistant_tokens_mask=True)['assistant_masks']
-        lengths.append(len(mask)); lost.append(sum(mask[max_length:]))
-    lengths, lost = np.array(lengths), np.array(lost)
-    rep = {'examples': len(lengths), 'max_length': max_length, 'longest': int(lengths.max()),
-           'mean': round(float(lengths.mean()), 1), 'cut': int((lengths > max_length).sum()),
-           'answers_cut': int((lost > 0).sum())}
-    if rep['answers_cut']:
-        raise ValueError(f"{rep['answers_cut']} of {rep['examples']} chats would lose command tokens at max_length "
-                         f"{max_length} (longest {rep['longest']} tokens): raise max_length, lower max_turns or "
-                         'shorten the observations.')
-    return rep
-
 # %% ../../nbs/46_repair.train.ipynb #f95cf5f8
 @dataclass
 class Rollout:
@@ -258,24 +146,6 @@ class Rollout:
     def messages(self, system: str = SYSTEM_PROMPT) -> list[dict]:
         "The chat so far, in the format of `agent_messages`."
         return agent_messages(self.observations, self.commands, system)
-
-# %% ../../nbs/46_repair.train.ipynb #35fd9632
-Generate = Callable[[Any, Any, list[list[int]]], list[list[int]]]
-
-@torch.no_grad()
-def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens: int = 20, temperature: float = 1.0,
-                    greedy: bool = False, **generate_kw) -> list[list[int]]:
-    "Each context's next command as token ids (sampled, or greedy), up to and including the end-of-sequence token; `generate_kw` go to `model.generate`."
-    was_training, pad, eos = model.training, tokenizer.pad_token_id, tokenizer.eos_token_id
-    model.eval()
-    width = max(map(len, contexts))
-    ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=model.device)
-    attn = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=model.device)
-    kw = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-    out = model.generate(input_ids=ids, attention_mask=attn, max_new_tokens=max_new_tokens, pad_token_id=pad,
-                         eos_token_id=eos, **kw, **generate_kw)[:, width:].tolist()
-    model.train(was_training)
-    return [o[:o.index(eos) + 1] if eos in o else o for o in out]
 
 # %% ../../nbs/46_repair.train.ipynb #65511b8b
 def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generate: Generate | None = None,
@@ -345,79 +215,6 @@ class LMAgent:
         self.commands.append(self.tokenizer.decode(out, skip_special_tokens=True))
         return self.commands[-1]
 
-# %% ../../nbs/46_repair.train.ipynb #d0feecfa
-class SFTSettings(BaseModel):
-    "Warm-up settings; `lora_r=None` trains every weight (the tiny agent), a rank a LoRA adapter (pretrained models)."
-    model_config = ConfigDict(frozen=True, extra='forbid')
-    epochs: float = 40
-    max_steps: int = -1
-    batch_size: int = 8
-    lr: float = 3e-3
-    warmup: float = 0.05
-    max_length: int = 768
-    lora_r: int | None = None
-    lora_alpha: int = 32
-    gradient_checkpointing: bool = False   # recompute activations to save memory: on for big models on small GPUs
-    seed: int = 0
-
-def _lora(r: int | None, alpha: int, model):
-    "A LoRA config for rank `r`, or None (no rank, or the model already has an adapter)."
-    from peft import LoraConfig, PeftModel
-    if r is None or isinstance(model, PeftModel): return None
-    return LoraConfig(r=r, lora_alpha=alpha, target_modules='all-linear', task_type='CAUSAL_LM')
-
-def _device_args() -> dict:
-    cuda = torch.cuda.is_available()
-    return dict(use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none', save_strategy='no')
-
-# %% ../../nbs/46_repair.train.ipynb #43373af4
-def append_jsonl(path: Path, rows: Sequence[dict]) -> None:
-    "Append rows to a JSONL file (its folder is made if needed)."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open('a') as f: f.writelines(json.dumps(r) + '\n' for r in rows)
-
-def log_callbacks(log_dir: str | Path | None, name: str) -> list:
-    "Trainer callbacks writing its logs to `log_dir/name.jsonl`, and to TensorBoard (`log_dir/tensorboard/name`)."
-    if log_dir is None: return []
-    from transformers import TrainerCallback
-    class JSONLLog(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            append_jsonl(Path(log_dir) / f'{name}.jsonl', [{'step': state.global_step, **(logs or {})}])
-    callbacks = [JSONLLog()]
-    if importlib.util.find_spec('tensorboard') is not None:
-        from torch.utils.tensorboard import SummaryWriter
-        from transformers.integrations import TensorBoardCallback
-        callbacks.append(TensorBoardCallback(SummaryWriter(str(Path(log_dir) / 'tensorboard' / name))))
-    return callbacks
-
-@contextmanager
-def output_folder(output_dir: str | Path | None, prefix: str):
-    "`output_dir` as given, or a temporary folder removed when the `with` block ends (nothing is left in /tmp)."
-    if output_dir is not None: yield str(output_dir); return
-    with tempfile.TemporaryDirectory(prefix=prefix) as d: yield d
-
-# %% ../../nbs/46_repair.train.ipynb #79e38277
-def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_dir: str | None = None,
-              progress: bool = False, log_dir: str | Path | None = None):
-    "Fine-tune on the warm-up chats with TRL's `SFTTrainer` (loss on the commands; logs to `log_dir`); the trainer."
-    from transformers import PrinterCallback
-    from trl import SFTConfig, SFTTrainer
-    s = settings or SFTSettings()
-    length_report(ds, tokenizer, s.max_length)
-    with output_folder(output_dir, 'sft-') as out:
-        args = SFTConfig(output_dir=out, num_train_epochs=s.epochs, max_steps=s.max_steps,
-                         per_device_train_batch_size=s.batch_size, learning_rate=s.lr, warmup_steps=s.warmup,
-                         lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
-                         seed=s.seed, logging_steps=5, disable_tqdm=not progress,
-                         gradient_checkpointing=s.gradient_checkpointing, **_device_args())
-        trainer = SFTTrainer(model=model, args=args, train_dataset=ds.select_columns(['messages']),
-                             processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model),
-                             callbacks=log_callbacks(log_dir, 'sft'))
-        if not progress: trainer.remove_callback(PrinterCallback)
-        trainer.train()
-    trainer.model.eval()
-    return trainer
-
 # %% ../../nbs/46_repair.train.ipynb #e36ee46f
 class EnvRollouts:
     "A TRL `rollout_func`: each prompt names an episode (its first observation, or a seed), played by the policy."
@@ -468,52 +265,6 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
     return {'prompt_ids': [r.prompt_ids for r in rolls], 'completion_ids': [r.completion_ids for r in rolls],
             'logprobs': None, 'env_mask': [r.mask for r in rolls], 'env_return': [r.ret for r in rolls],
             'env_seed': [r.seed for r in rolls]}
-
-def env_return(prompts, completions, env_return, env_seed, seed, **kwargs) -> list[float]:
-    "The GRPO reward: the environment's return for each completion's episode (checked against its prompt's seed)."
-    if list(env_seed) != list(seed):
-        raise RuntimeError(f'rollouts played seeds {list(env_seed)} for prompts of seeds {list(seed)}')
-    return [float(r) for r in env_return]
-
-# %% ../../nbs/46_repair.train.ipynb #f57a438f
-class GRPOSettings(BaseModel):
-    "GRPO settings: `per_step` episode seeds a step, each played `num_generations` times."
-    model_config = ConfigDict(frozen=True, extra='forbid')
-    steps: int = 10
-    num_generations: int = 4
-    per_step: int = 2
-    lr: float = 1e-4
-    beta: float = 0.0
-    temperature: float = 1.0
-    lora_r: int | None = None
-    lora_alpha: int = 32
-    gradient_checkpointing: bool = False
-    seed: int = 0
-
-def grpo_train(model, tokenizer, rollouts: EnvRollouts, settings: GRPOSettings | None = None,
-               output_dir: str | None = None, progress: bool = False, log_dir: str | Path | None = None):
-    "TRL's `GRPOTrainer` with the environment in the loop (`rollouts` as `rollout_func`, `env_return` as reward)."
-    from transformers import PrinterCallback
-    from trl import GRPOConfig, GRPOTrainer
-    os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
-    s = settings or GRPOSettings()
-    if s.beta and s.lora_r is None and not model.config._name_or_path:
-        raise ValueError('beta > 0 needs a reference model that TRL loads by name, and this model was built from a config: '
-                         'save it (save_agent) and load it back from its folder (load_agent), or use beta=0')
-    with output_folder(output_dir, 'grpo-') as out:
-        args = GRPOConfig(output_dir=out, max_steps=s.steps,
-                          per_device_train_batch_size=s.num_generations * s.per_step, num_generations=s.num_generations,
-                          learning_rate=s.lr, beta=s.beta, temperature=s.temperature, top_k=0, top_p=1.0, seed=s.seed,
-                          max_completion_length=rollouts.max_length, logging_steps=1, disable_tqdm=not progress,
-                          gradient_checkpointing=s.gradient_checkpointing, **_device_args())
-        trainer = GRPOTrainer(model=model, reward_funcs=env_return, args=args, train_dataset=rollouts.dataset,
-                              processing_class=tokenizer, peft_config=_lora(s.lora_r, s.lora_alpha, model),
-                              rollout_func=rollouts, callbacks=log_callbacks(log_dir, 'grpo'))
-        if log_dir and rollouts.log_path is None: rollouts.log_path = Path(log_dir) / 'rollouts.jsonl'
-        if not progress: trainer.remove_callback(PrinterCallback)
-        trainer.train()
-    trainer.model.eval()
-    return trainer
 
 # %% ../../nbs/46_repair.train.ipynb #f676accd
 @plot_style()
@@ -742,12 +493,6 @@ def load_agent(name: str | Path, config: TrainConfig | None = None):
     if str(name) == 'tiny': return tiny_agent(max_length=c.sft.max_length, seed=c.sft.seed)
     return pretrained_agent(str(name), use_unsloth=c.use_unsloth, max_length=c.sft.max_length,
                             lora_r=c.sft.lora_r or 16)
-
-def save_agent(model, tokenizer, path: str | Path) -> Path:
-    "Save the model (or its adapter) and the tokenizer with `save_pretrained`."
-    path = Path(path)
-    model.save_pretrained(path); tokenizer.save_pretrained(path)
-    return path
 
 # %% ../../nbs/46_repair.train.ipynb #824359ef
 def _save_figure(fig, path: Path) -> None:

@@ -76,12 +76,15 @@ class TeachingObservation(BaseModel):
     error: str | None = None
 
 class OpenEndedObservation(TeachingObservation):
+    "OPEN-ENDED state: the student's failed validation tasks."
     failures: list[Failure]
 
 class SkillListObservation(TeachingObservation):
+    "SKILL-LIST state: the failed validation tasks grouped by skill."
     errors_by_skill: dict[str, list[Failure]]
 
 class SkillTreeObservation(TeachingObservation):
+    "SKILL-TREE state: the skill forest with its data allocations, and the skills that can still grow."
     forest: SkillForest
     explorable: list[str] = Field(default_factory=list)   # skills the proposer can still grow
 
@@ -100,6 +103,7 @@ class SkillPlan(BaseModel):
     like: list[str] = Field(default_factory=list)
 
 class SkillListAction(BaseModel):
+    # the LLM's schema: a docstring here would change every recorded SKILL-LIST call's key
     model_config = ConfigDict(extra='forbid')
     plans: list[SkillPlan]
 
@@ -119,6 +123,7 @@ class Exploit(BaseModel):
     deltas: dict[str, int]
 
 class SkillTreeAction(BaseModel):
+    # the LLM's schema: a docstring here would change every recorded SKILL-TREE call's key
     model_config = ConfigDict(extra='forbid')
     decisions: list[Annotated[Explore | Exploit, Field(discriminator='kind')]]
 

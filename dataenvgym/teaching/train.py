@@ -15,7 +15,7 @@ from fastcore.basics import patch
 
 from ..core import bootstrap_ci, pair_by_seed, win_rate
 from ..registry import lookup, make, registered
-from ..repair.train import Generate, agent_messages, append_jsonl, encode, render, sample_commands
+from ..lm import Generate, agent_messages, append_jsonl, encode, render, sample_commands
 from .envs import SkillListAction, SkillListObservation, SkillPlan, TeachingConfig, TeachingEnv
 from .policies import Policy, skill_histories
 from .runner import run_episode
