@@ -269,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument('--llm-mode', default=None, choices=['tools', 'json', 'md_json'], help='how instructor asks for structure')
     g.add_argument('--llm-cache', default=None, help='JSONL file of recorded calls')
     g.add_argument('--llm-cache-mode', default=None, choices=['auto', 'record', 'replay'])
-    w = sub.add_parser('sweep', parents=[debug], help='run a grid of teaching episodes over seeds; compare the policies, paired, with 95% CIs')
+    w = sub.add_parser('sweep', parents=[debug], help='run a grid of teaching episodes over seeds; compare the policies, paired, with 95%% CIs')
     w.add_argument('--file', default=None, help='a YAML/JSON sweep file (presets, envs, policies, seeds, iterations); flags override it')
     w.add_argument('--env', nargs='+', default=None, help='environments (default: skill-list)')
     w.add_argument('--policies', nargs='+', default=None, help='registered policies of every environment (default: with-state no-state)')

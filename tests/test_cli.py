@@ -160,3 +160,13 @@ def test_teach_refuses_what_it_cannot_build_in_one_line():
         out = in_process('teach', '--preset', 'tiny', *argv)
         assert out.returncode == 2 and says in out.stderr, (argv, out.stderr[-2000:])
         assert out.stderr.count('\n') == 1 and 'Traceback' not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize('argv', [['--help'], ['student', '--help'], ['teach', '--help'], ['sweep', '--help'],
+                                  ['train', '--help']])
+def test_help_works_for_the_program_and_every_command(argv):
+    "`--help` prints the usage and exits 0 (a `%` in a help string once made argparse raise)."
+    from dataenvgym.cli import main
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit) as e: main(argv)
+    assert e.value.code == 0 and 'usage: dataenvgym' in out.getvalue()

@@ -4,7 +4,7 @@ For every code cell of the notebooks given (default: all of `nbs/`):
 
 1. a long comment is wrapped (a trailing one moves above its line);
 2. a statement with a long line is reformatted alone by black (its string splitting on, quotes kept), the rest of
-   the cell untouched; a long one-line docstring becomes a wrapped triple-quoted one;
+   the cell untouched; a one-line docstring stays one line;
 3. an exported cell longer than `--max-lines` is split at its top-level statements into several exported cells.
 
 Every change is checked: the cell's syntax tree (docstrings compared by their words) must be what it was, else the
@@ -142,7 +142,7 @@ def _target(tree: ast.AST, lines: list[str], row: int):
 
 
 def _docstring(lines: list[str], row: int) -> list[str] | None:
-    "A long one-line docstring at `row` as a wrapped triple-quoted one, or None."
+    "A long one-line docstring at `row` as a wrapped triple-quoted one, or None (house style keeps it one line)."
     line = lines[row - 1]
     m = re.fullmatch(r'(\s*)(["\'])([^"\'\\]*)\2', line)
     if not m: return None
@@ -174,9 +174,8 @@ def fix_long_lines(src: str) -> str:
         todo = [i + 1 for i, l in enumerate(lines) if len(l) > WIDTH and not DIRECTIVE.match(l)]
         changed = False
         for row in todo:
-            new = _docstring(lines, row)
-            if new: cand = '\n'.join(lines[:row - 1] + new + lines[row:])
-            elif (cand := compact_wrap(src, row)) and same_code(src, cand): pass
+            if _docstring(lines, row): continue             # a one-line docstring stays one line
+            if (cand := compact_wrap(src, row)) and same_code(src, cand): pass
             else:
                 span = _target(tree, lines, row)
                 if span is None: continue
