@@ -136,7 +136,7 @@ def _architecture_namespace() -> tuple[dict, dict]:
         import os; os.chdir(ROOT / 'nbs')
         for c in nb['cells']:
             src = ''.join(c['source'])
-            if c['cell_type'] == 'code' and src.lstrip().startswith(('import', 'def', 'ROOT')): exec(src, ns)
+            if c['cell_type'] == 'code' and 'Markdown(' not in src: exec(src, ns)
     finally: os.chdir(cwd)
     return ns, nb
 
