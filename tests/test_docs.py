@@ -128,3 +128,17 @@ def test_search_lands_on_the_api_entry(site, browser):
     assert entry.text.strip().startswith('SkillTreeEnv') and browser.current_url.startswith(url + 'teaching.envs.html')
     signature = browser.execute_script('return arguments[0].nextElementSibling.textContent', entry)
     assert re.match(r'(def|class) SkillTreeEnv\(', signature.strip()), signature[:200]
+
+
+@needs_mkdocs
+def test_pydantic_models_list_their_fields(site):
+    "A pydantic model's API entry is a table of its fields (type, default, what it is), never `**data: Any`."
+    out, _, _ = site
+    config = (out / 'teaching.config.html').read_text(encoding='utf-8')
+    for field in ('seed_per_subskill', 'seed_cache', 'what needs a GPU'):
+        assert field in config, f'RunConfig entry lacks {field!r}'
+    train = (out / 'lm.html').read_text(encoding='utf-8')
+    assert 'num_generations' in train and 'lora_alpha' in train          # GRPOSettings, SFTSettings
+    pages = ''.join(p.read_text(encoding='utf-8') for p in out.glob('*.html'))
+    assert 'A base class for creating Pydantic models' not in pages     # pydantic's own docstring never leaks
+    assert '**data' not in pages

@@ -67,6 +67,52 @@ def _fence(s: str, lang: str = 'text') -> str:
     return f'{ticks}{lang}\n{s.rstrip()}\n{ticks}'
 
 
+SOURCE_LINK = re.compile(r'\[source\]\(\S*?/blob/\w+/([\w/]+)\.py#L\d+\)')
+SIGNATURE = re.compile(r'```python\ndef (\w+)\(\n    \*\*data:\s*Any\n\)->None:\n```')
+
+
+def _field_notes(cls) -> dict[str, tuple[str, str, str]]:
+    "Each field written in the class bodies of `cls` and its bases: (type, default, the comment beside or above it)."
+    import ast, inspect, io, tokenize
+    notes = {}
+    for k in reversed([c for c in cls.__mro__ if hasattr(c, 'model_fields') and c.__module__ != 'pydantic.main']):
+        try: src = inspect.getsource(k)
+        except (OSError, TypeError): continue
+        src = __import__('textwrap').dedent(src)
+        comments = {t.start[0]: t.string.lstrip('# ').strip() for t in tokenize.generate_tokens(io.StringIO(src).readline)
+                    if t.type == tokenize.COMMENT}
+        lines = src.splitlines()
+        for node in ast.parse(src).body[0].body:
+            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)): continue
+            above = comments.get(node.lineno - 1) if lines[node.lineno - 2].lstrip().startswith('#') else None
+            note = comments.get(node.end_lineno) or above or ''
+            default = ast.unparse(node.value) if node.value is not None else 'required'
+            notes[node.target.id] = (ast.unparse(node.annotation), default, note)
+    return notes
+
+
+def _cell(text: str) -> str: return text.replace('|', '\\|').replace('\n', ' ')
+
+
+def pydantic_fields(md: str) -> str:
+    "A `show_doc` entry of a pydantic model with a table of its fields (name, type, default, what it is) for a signature."
+    import importlib
+    link, sig = SOURCE_LINK.search(md), SIGNATURE.search(md)
+    if not (link and sig): return md
+    try: cls = getattr(importlib.import_module(link.group(1).replace('/', '.')), sig.group(1))
+    except (ImportError, AttributeError): return md
+    if not hasattr(cls, 'model_fields'): return md
+    notes = _field_notes(cls)
+    rows = ['| field | type | default | what it is |', '|---|---|---|---|']
+    for name, f in cls.model_fields.items():
+        kind, default, note = notes.get(name, (getattr(f.annotation, '__name__', str(f.annotation)), '', ''))
+        note = note or (f.description or '')
+        rows.append(f'| `{name}` | `{_cell(kind)}` | `{_cell(default)}` | {_cell(note)} |')
+    table = '\n'.join(rows) if cls.model_fields else '*No fields.*'
+    own_doc = cls.__dict__.get('__doc__') is not None     # else show_doc shows pydantic's BaseModel text: dropped
+    return md[:sig.start()] + table + (md[sig.end():] if own_doc else '\n')
+
+
 class Page:
     "One processed notebook turned into a Markdown page; figures are written next to it as files."
     def __init__(self, rel: Path, nb: dict, docs: Path, links: dict[str, str]):
@@ -112,7 +158,7 @@ class Page:
         data = o.get('data', {})
         for mime, ext in IMAGES.items():
             if mime in data: return self._image(data[mime], ext)
-        if 'text/markdown' in data: return self._api(self._local(_text(data['text/markdown'])))
+        if 'text/markdown' in data: return self._api(self._local(pydantic_fields(_text(data['text/markdown']))))
         if 'text/html' in data:
             html = re.sub(r'<script\b.*?</script>', '', _text(data['text/html']), flags=re.S)
             html = '\n'.join(l for l in html.splitlines() if l.strip())
