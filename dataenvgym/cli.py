@@ -14,6 +14,7 @@ from typing import Sequence
 import yaml
 from pydantic import ValidationError
 
+from . import __version__
 from .core import EvalReport, Student, evaluate, write_jsonl
 from .registry import lookup, make, registered
 from .teaching.envs import TeachingEnv, quiet_transformers
@@ -233,6 +234,7 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the '
                 'data-repair environment. A mistake in the arguments ends in one line on stderr; --debug shows the traceback.')
     p.add_argument('--debug', action='store_true', help='on an error, show the full traceback')
+    p.add_argument('--version', action='version', version=f'dataenvgym {__version__}')
     debug = argparse.ArgumentParser(add_help=False)
     debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS, help='on an error, show the full traceback')
     sub = p.add_subparsers(dest='command', required=True)

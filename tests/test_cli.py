@@ -170,3 +170,12 @@ def test_help_works_for_the_program_and_every_command(argv):
     out = io.StringIO()
     with redirect_stdout(out), pytest.raises(SystemExit) as e: main(argv)
     assert e.value.code == 0 and 'usage: dataenvgym' in out.getvalue()
+
+
+def test_version_is_the_package_version():
+    "`dataenvgym --version` prints the version kept in one place, `dataenvgym.__version__` (pyproject.toml reads it)."
+    import dataenvgym
+    from dataenvgym.cli import main
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit) as e: main(['--version'])
+    assert e.value.code == 0 and out.getvalue().strip() == f'dataenvgym {dataenvgym.__version__}'
