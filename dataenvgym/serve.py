@@ -262,6 +262,9 @@ def _object(self: SessionServer, text: str) -> dict:
     except RecursionError: raise ServeError('invalid JSON (nested too deeply)', code='INVALID_JSON') from None
     except ValueError: raise ServeError('invalid JSON (a number over 4,300 digits)', code='INVALID_JSON') from None
     if not isinstance(msg, dict): raise ServeError(f'expected a JSON object, got a JSON {type(msg).__name__}')
+    try: json.dumps(msg, ensure_ascii=False).encode('utf-8')      # what cannot be sent back is refused here
+    except UnicodeEncodeError: raise ServeError('invalid JSON (a lone surrogate, e.g. \\ud800, in a string)',
+                                                code='INVALID_JSON') from None
     return msg
 
 def _frame(self: SessionServer, frame: dict) -> dict:
@@ -374,10 +377,11 @@ async def _http_state(self: SessionServer, session_id: Optional[str] = None) -> 
     except ServeError as e: return _reply(e)
 
 async def _http_close(self: SessionServer, request: Request) -> JSONResponse:
-    "POST /close `{session_id}`: end an HTTP session."
+    "POST /close `{session_id}`: end an HTTP session (404 if there is none of that id)."
     try:
         sid = _session_id(await self.body(request), 'POST /close')
-        return JSONResponse({'session_id': sid, 'closed': self.sessions.close(sid)})
+        if not self.sessions.close(sid): self.sessions.get(sid)        # a 404 that says how to get a session
+        return JSONResponse({'session_id': sid, 'closed': True})
     except ServeError as e: return _reply(e)
 
 async def _http_mcp(self: SessionServer, request: Request) -> JSONResponse:
