@@ -286,3 +286,25 @@ def test_a_token_is_required_when_set():
             assert client.reset(seed=1).observation.metadata['seed'] == 1
     finally:
         server.should_exit = True
+
+
+# ---- the command ---------------------------------------------------------------------------------------------------
+def test_dataenvgym_serve_sets_what_the_flags_say(monkeypatch, capsys):
+    "`dataenvgym serve repair|teaching`: flags over environment variables; beyond localhost only with a token."
+    import uvicorn
+    from dataenvgym import cli
+    monkeypatch.setenv('DATAENVGYM_IDLE_S', '9')
+    monkeypatch.setenv('DATAENVGYM_PER_CLIENT', '3')
+    ran = []
+    monkeypatch.setattr(uvicorn, 'run', lambda app, host, port: ran.append((app, host, port)))
+    assert cli.main(['serve', 'repair', '--port', '8123', '--idle-s', '2.5', '--token', 't',
+                     '--allow-origin', 'https://a.example', '--allow-origin', 'https://b.example']) == 0
+    app, host, port = ran[-1]
+    s = app.state.server.settings
+    assert (host, port, s.capacity, s.per_client, s.idle_s, s.token) == ('127.0.0.1', 8123, 16, 3, 2.5, 't')
+    assert s.allow_origins == ('https://a.example', 'https://b.example')
+    assert cli.main(['serve', 'teaching', '--env', 'skill-tree', '--capacity', '2']) == 0
+    assert ran[-1][0].state.server.settings.capacity == 2
+    assert cli.main(['serve', 'repair', '--host', '0.0.0.0']) == 2
+    assert 'needs --token' in capsys.readouterr().err
+    assert cli.main(['serve', 'repair', '--idle-s', 'nan']) == 2 and 'positive' in capsys.readouterr().err
