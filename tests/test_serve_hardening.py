@@ -140,7 +140,7 @@ def test_two_thousand_malformed_requests_get_4xx_and_other_episodes_are_unchange
 
 
 # ---- capacity ------------------------------------------------------------------------------------------------------
-CAPACITY, IDLE_S, GOOD, DEADLINE_S = 16, 2.0, 48, 90
+CAPACITY, IDLE_S, GOOD, DEADLINE_S = 16, 2.0, 48, 90   # + 3 s of slack: measured 1.4-2.0 s on two busy cores
 
 
 async def play_http(url: str, seed: int, log: dict) -> list[dict]:
@@ -227,7 +227,7 @@ def test_64_clients_16_abandoning_are_all_served_without_lockout():
         freed, first = log['freed'] - abandoned, min(log['admitted']) - abandoned
         print(f'abandoned places freed after {freed:.2f} s; first client admitted after {first:.2f} s; '
               f'{len(log["refusals"])} refusals; all {GOOD} done after {time.monotonic() - abandoned:.1f} s')
-        assert freed <= IDLE_S + 2.5, f'abandoned sessions held their places for {freed:.1f} s (idle time {IDLE_S} s)'
+        assert freed <= IDLE_S + 3.0, f'abandoned sessions held their places for {freed:.1f} s (idle time {IDLE_S} s)'
         for ws in silent:                # the silent WebSockets were told why they were closed
             assert json.loads(ws.recv(timeout=5))['data']['code'] == 'IDLE_TIMEOUT'
     finally:
