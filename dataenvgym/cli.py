@@ -25,7 +25,7 @@ from .teaching.runner import IterationLog, run_episode
 
 # %% auto #0
 __all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'UserError', 'explain', 'train_student', 'run_config', 'teaching_run', 'teach',
-           'train_agent', 'student', 'sweep', 'main']
+           'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
 
 # %% ../nbs/80_cli.ipynb #3eea6535
 EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
@@ -219,6 +219,48 @@ def train_agent(args: argparse.Namespace) -> int:
     else: _print_train(res)
     return 0
 
+# %% ../nbs/80_cli.ipynb #dd00779e
+def _add_serve(sub, debug: argparse.ArgumentParser) -> None:
+    "The `serve` subcommand's arguments."
+    v = sub.add_parser('serve', parents=[debug], help='serve the repair or a teaching environment over HTTP and WebSocket')
+    v.add_argument('which', choices=['repair', 'teaching'], help='the environment to serve')
+    v.add_argument('--task', default=None, help='repair: the task (default task_0_tutorial)')
+    v.add_argument('--env', default=None, choices=['open-ended', 'skill-list', 'skill-tree'], help='teaching: default skill-list')
+    v.add_argument('--preset', default=None, help='teaching: the preset (default math/tiny)')
+    v.add_argument('--host', default='127.0.0.1', help='address to listen on (default 127.0.0.1)')
+    v.add_argument('--port', type=_positive, default=8000, help='default 8000')
+    v.add_argument('--capacity', type=_positive, default=None, help='sessions at once (default 16 repair, 4 teaching)')
+    v.add_argument('--per-client', type=_positive, default=None, help='sessions one client may hold (default: capacity)')
+    v.add_argument('--idle-s', type=float, default=None, help='seconds before an unused session is closed (default 600)')
+    v.add_argument('--token', default=None, help='require "Authorization: Bearer TOKEN" (needed beyond localhost)')
+    v.add_argument('--allow-origin', action='append', default=None, metavar='ORIGIN',
+                   help='a browser origin allowed to call the server, e.g. https://app.example (repeatable)')
+
+# %% ../nbs/80_cli.ipynb #e0d696fe
+def serve_app(args: argparse.Namespace):
+    "The app `dataenvgym serve` runs: the flags over the environment variables over the defaults."
+    import os
+    from dataclasses import replace
+    from .serve import Settings, settings_from_env
+    flags = {'capacity': args.capacity, 'per_client': args.per_client, 'idle_s': args.idle_s, 'token': args.token,
+             'allow_origins': tuple(args.allow_origin) if args.allow_origin else None}
+    base = settings_from_env(Settings(capacity=16 if args.which == 'repair' else 4))
+    settings = replace(base, **{k: v for k, v in flags.items() if v is not None})
+    if args.host not in ('127.0.0.1', 'localhost', '::1') and not settings.token:
+        raise UserError(f'serving on {args.host} (beyond localhost) needs --token (or DATAENVGYM_TOKEN)')
+    if args.which == 'repair':
+        from .repair.serve import make_app
+        return make_app(args.task or os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'), settings=settings)
+    from .teaching.serve import make_app
+    return make_app(args.env or os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
+                    args.preset or os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'), settings=settings)
+
+def serve(args: argparse.Namespace) -> int:
+    "Run `serve_app(args)` with uvicorn until interrupted."
+    import uvicorn
+    uvicorn.run(serve_app(args), host=args.host, port=args.port)
+    return 0
+
 # %% ../nbs/80_cli.ipynb #1bead104
 class _Parser(argparse.ArgumentParser):
     "argparse, with a usage error in one line."
@@ -292,6 +334,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument('--out', default=None, help='run folder shared by the phases (default runs/agent-CONFIG)')
     a.add_argument('--model', default=None, help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
     a.add_argument('--json', action='store_true', help='print one JSON object')
+    _add_serve(sub, debug)
     return p
 
 def student(args: argparse.Namespace) -> int:
@@ -325,7 +368,7 @@ def sweep(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `dataenvgym` console script: a user error is one line on stderr (a traceback with `--debug`)."
     args = _parser().parse_args(argv)
-    try: return {'teach': teach, 'sweep': sweep, 'train': train_agent, 'student': student}[args.command](args)
+    try: return {'teach': teach, 'sweep': sweep, 'train': train_agent, 'student': student, 'serve': serve}[args.command](args)
     except USER_ERRORS as e:
         if args.debug: raise
         return _refuse(args.command, e)

@@ -4,11 +4,12 @@
 
 # %% ../nbs/04_serve.ipynb #ddbf3c4e
 from __future__ import annotations
-import asyncio, json, logging, threading, time, uuid
+import asyncio, hmac, json, logging, math, os, threading, time, uuid
 from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Optional, Sequence
+from urllib.parse import urlsplit
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -19,21 +20,24 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 
 # %% auto #0
-__all__ = ['log', 'ServeError', 'clip', 'describe', 'ResetOptions', 'parse_options', 'Session', 'Sessions', 'SessionServer',
-           'wire', 'Describer', 'StepBody', 'SessionBody', 'make_app', 'TypedClient']
+__all__ = ['log', 'ENV_VARS', 'LOCAL_HOSTS', 'KEPT_ROUTES', 'ServeError', 'clip', 'describe', 'ResetOptions', 'parse_options',
+           'Settings', 'settings_from_env', 'Session', 'Sessions', 'SessionServer', 'wire', 'origin_allowed',
+           'client_of', 'Guard', 'Describer', 'StepBody', 'SessionBody', 'make_app', 'TypedClient']
 
 # %% ../nbs/04_serve.ipynb #548d679d
 log = logging.getLogger(__name__)
 
 class ServeError(Exception):
-    "An error the client caused: `message`, sent with HTTP `status` or WebSocket `code`."
-    def __init__(self, message: str, status: int = 400, code: str = 'VALIDATION_ERROR'):
+    "An error the client caused: `message`, sent with HTTP `status` or WebSocket `code` (and `retry_after` seconds)."
+    def __init__(self, message: str, status: int = 400, code: str = 'VALIDATION_ERROR',
+                 retry_after: Optional[int] = None):
         super().__init__(message)
-        self.message, self.status, self.code = message, status, code
+        self.message, self.status, self.code, self.retry_after = message, status, code, retry_after
 
 def clip(value: Any, n: int = 40) -> str:
-    "`repr(value)` cut to `n` characters."
-    r = repr(value)
+    "`repr(value)` cut to `n` characters (a container says only its type)."
+    if not isinstance(value, (str, int, float, bool, type(None))): return f'a JSON {type(value).__name__}'
+    r = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f'an integer of {value.bit_length()} bits'
     return r if len(r) <= n else r[:n] + '…'
 
 # %% ../nbs/04_serve.ipynb #22f0123e
@@ -62,52 +66,109 @@ def parse_options(cls: type[ResetOptions], data: dict) -> ResetOptions:
     try: return cls.model_validate(data)
     except ValidationError as e: raise ServeError(describe(e, 'reset options', list(cls.model_fields))) from None
 
+# %% ../nbs/04_serve.ipynb #554fa2e7
+@dataclass(frozen=True)
+class Settings:
+    "What a server admits: sessions in total and per client, idle seconds, a token, browser origins, body bytes."
+    capacity: int = 16
+    per_client: Optional[int] = None            # None: as many as `capacity`
+    idle_s: float = 600.0
+    token: Optional[str] = None
+    allow_origins: tuple[str, ...] = ()
+    max_body: int = 262_144
+
+    def __post_init__(self):
+        if self.capacity < 1 or (self.per_client or 1) < 1: raise ValueError('capacity and per_client must be >= 1')
+        if not (0 < self.idle_s < math.inf): raise ValueError(f'idle_s must be a positive number, not {self.idle_s}')
+
+ENV_VARS = {'capacity': 'MAX_CONCURRENT_ENVS', 'per_client': 'DATAENVGYM_PER_CLIENT', 'idle_s': 'DATAENVGYM_IDLE_S',
+            'token': 'DATAENVGYM_TOKEN', 'allow_origins': 'DATAENVGYM_ALLOW_ORIGIN'}
+
+def _setting(name: str, text: str) -> Any:
+    "The value of setting `name` written as `text` in its environment variable."
+    if name == 'token': return text
+    if name == 'allow_origins': return tuple(o.strip() for o in text.split(',') if o.strip())
+    try: return float(text) if name == 'idle_s' else int(text)
+    except ValueError: raise ValueError(f'{ENV_VARS[name]}={text[:40]!r} is not a number') from None
+
+def settings_from_env(base: Settings = Settings(), env: Mapping[str, str] = os.environ) -> Settings:
+    "`base` with what the environment variables `ENV_VARS` set."
+    return replace(base, **{k: _setting(k, env[v]) for k, v in ENV_VARS.items() if env.get(v)})
+
 # %% ../nbs/04_serve.ipynb #af151e78
 @dataclass
 class Session:
-    "One client's environment."
+    "One client's environment (`None` while it is built)."
     env: Any
     http: bool
+    client: str = ''
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
     episode_id: Optional[str] = None
 
 class Sessions:
-    "At most `capacity` environments made by `factory`, by session id."
-    def __init__(self, factory: Callable[[], Any], capacity: int, idle_s: float = 600.0):
+    "At most `capacity` environments made by `factory` (`per_client` for one client), by session id."
+    def __init__(self, factory: Callable[[], Any], capacity: int, idle_s: float = 600.0,
+                 per_client: Optional[int] = None):
         self.factory, self.capacity, self.idle_s = factory, capacity, idle_s
-        self.live: dict[str, Optional[Session]] = {}
+        self.per_client = per_client or capacity
+        self.live: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def _reap(self) -> None:
-        "Close HTTP sessions idle for `idle_s` (called with the lock held)."
+    def _reap(self) -> list[Session]:
+        "Remove the HTTP sessions idle for `idle_s` and not mid-call (with the lock held); they are to be closed."
         now = time.monotonic()
-        for sid in [k for k, s in self.live.items() if s and s.http and now - s.used > self.idle_s]:
-            del self.live[sid]
+        idle = [k for k, s in self.live.items()
+                if s.http and s.env is not None and not s.lock.locked() and now - s.used > self.idle_s]
+        return [self.live.pop(k) for k in idle]
+
+    def retry_after(self, client: Optional[str] = None) -> int:
+        "Whole seconds until a place (one of `client`'s) may free itself: the soonest idle expiry, at least 1."
+        now = time.monotonic()
+        waits = [self.idle_s - (now - s.used) for s in self.live.values() if client in (None, s.client)]
+        return max(1, math.ceil(min(waits, default=1)))
 
 # %% ../nbs/04_serve.ipynb #e3ad1768
-def _open(self: Sessions, http: bool) -> str:
-    "A new session's id (its environment built outside the lock), or a `ServeError` at capacity."
+def _admit(self: Sessions, http: bool, client: str) -> str:
+    "Reserve a place for `client` (with the lock held), or a `ServeError` with `retry_after`."
+    if len(self.live) >= self.capacity:
+        wait = self.retry_after()
+        raise ServeError(f'the server is at capacity ({self.capacity} sessions); retry in {wait} s', 503,
+                         'CAPACITY_REACHED', wait)
+    if sum(s.client == client for s in self.live.values()) >= self.per_client:
+        wait = self.retry_after(client)
+        raise ServeError(f'this client holds {self.per_client} sessions, the most one client may; close one or '
+                         f'retry in {wait} s', 429, 'CAPACITY_REACHED', wait)
+    sid = uuid.uuid4().hex
+    self.live[sid] = Session(None, http, client)              # the place is taken while the environment is built
+    return sid
+
+def _open(self: Sessions, http: bool, client: str = '') -> str:
+    "A new session's id (its environment built outside the lock), or a `ServeError` when there is no place."
     with self._lock:
-        self._reap()
-        if len(self.live) >= self.capacity:
-            raise ServeError(f'the server is at capacity ({self.capacity} sessions); close one or retry later',
-                             503, 'CAPACITY_REACHED')
-        sid = uuid.uuid4().hex
-        self.live[sid] = None                               # the place is taken while the environment is built
+        reaped = self._reap()
+        sid = self.admit(http, client)
+    for s in reaped: _close_env(s)
     try: env = self.factory()
     except Exception:
         with self._lock: self.live.pop(sid, None)
         log.exception('the environment factory failed')
         raise ServeError('the server could not create an environment (its log has the details)', 500,
                          'FACTORY_ERROR') from None
-    with self._lock: self.live[sid] = Session(env, http)
+    with self._lock: self.live[sid].env = env
     return sid
+
+# %% ../nbs/04_serve.ipynb #88c3bf70
+def _close_env(s: Session) -> None:
+    "Close a session's environment; a failure is logged, never raised."
+    try:
+        if hasattr(s.env, 'close'): s.env.close()
+    except Exception: log.exception('closing an environment failed')
 
 def _get(self: Sessions, sid: Any) -> Session:
     "The session `sid`, or a `ServeError` that says how to get one."
     s = self.live.get(sid) if isinstance(sid, str) else None
-    if s is None:
+    if s is None or s.env is None:
         raise ServeError(f'no session {clip(sid)}: start one with POST /reset (it returns a session_id), or use the '
                          'WebSocket route /ws, which keeps one per connection', 404, 'SESSION_ERROR')
     s.used = time.monotonic()
@@ -115,24 +176,25 @@ def _get(self: Sessions, sid: Any) -> Session:
 
 def _close(self: Sessions, sid: str) -> bool:
     "End session `sid`; whether it was live."
-    with self._lock: s = self.live.pop(sid, None)
-    if s is not None and hasattr(s.env, 'close'): s.env.close()
+    with self._lock: s = self.live.pop(sid, None) if isinstance(sid, str) else None
+    if s is not None: _close_env(s)
     return s is not None
 
-Sessions.open, Sessions.get, Sessions.close = _open, _get, _close
+Sessions.admit, Sessions.open, Sessions.get, Sessions.close = _admit, _open, _get, _close
 
 # %% ../nbs/04_serve.ipynb #d52d5ae2
 class SessionServer:
     "Sessions of `factory()` environments over HTTP and WebSocket, with strict `options` and `action_cls`."
     def __init__(self, factory: Callable[[], Environment], action_cls: type[Action], observation_cls: type[Observation],
-                 state_cls: type[State] = State, options: type[ResetOptions] = ResetOptions, capacity: int = 16,
-                 idle_s: float = 600.0, max_message: int = 262_144, exclusive: bool = False):
+                 state_cls: type[State] = State, options: type[ResetOptions] = ResetOptions,
+                 settings: Settings = Settings(), exclusive: bool = False):
         self.gate = threading.Lock() if exclusive else nullcontext()
         self.action_cls, self.observation_cls, self.state_cls, self.options = action_cls, observation_cls, state_cls, options
         def make():
             with self.gate: return factory()
-        self.sessions, self.max_message = Sessions(make, capacity, idle_s), max_message
-        self.pool = ThreadPoolExecutor(max_workers=capacity + 2, thread_name_prefix='session')
+        self.settings, self.max_message = settings, settings.max_body
+        self.sessions = Sessions(make, settings.capacity, settings.idle_s, settings.per_client)
+        self.pool = ThreadPoolExecutor(max_workers=settings.capacity + 2, thread_name_prefix='session')
 
     async def run(self, fn: Callable, *args) -> Any:
         "`fn(*args)` on the server's threads (environment calls block)."
@@ -148,6 +210,7 @@ def _call(s: Session, what: str, fn: Callable[[], Any], gate=nullcontext()) -> A
             log.exception('%s failed', what)
             raise ServeError(f'{what} failed inside the environment ({type(e).__name__}); the server log has the '
                              'details. Reset to start over.', 500, 'EXECUTION_ERROR') from None
+        finally: s.used = time.monotonic()
 
 def wire(obs: Observation) -> dict:
     "An observation in OpenEnv's envelope: `observation`, `reward`, `done` (and `metadata` when there is any)."
@@ -167,11 +230,11 @@ def _reset(self: SessionServer, sid: str, data: dict) -> dict:
     return wire(_call(s, 'reset', go, self.gate))
 
 def _step(self: SessionServer, sid: str, data: dict) -> dict:
-    "Run the action `data` on session `sid`."
+    "Run the action `data` on session `sid`: validated strictly (a `\"5\"` is not a 5)."
     s = self.sessions.get(sid)
     if s.episode_id is None: raise ServeError('call reset before step: this session has no episode yet', 409,
                                               'SESSION_ERROR')
-    try: action = self.action_cls.model_validate(data)
+    try: action = self.action_cls.model_validate(data, strict=True)
     except ValidationError as e:
         raise ServeError(describe(e, 'action', [f for f in self.action_cls.model_fields if f != 'metadata'])) from None
     return wire(_call(s, 'step', lambda: s.env.step(action), self.gate))
@@ -185,7 +248,9 @@ def _state(self: SessionServer, sid: str) -> dict:
 SessionServer.reset, SessionServer.step, SessionServer.state = _reset, _step, _state
 
 # %% ../nbs/04_serve.ipynb #dc14f9d5
-def _error(e: ServeError) -> dict: return {'type': 'error', 'data': {'message': e.message, 'code': e.code}}
+def _error(e: ServeError) -> dict:
+    data = {'message': e.message, 'code': e.code} | ({'retry_after': e.retry_after} if e.retry_after else {})
+    return {'type': 'error', 'data': data}
 
 def _object(self: SessionServer, text: str) -> dict:
     "The JSON object `text` holds, or a `ServeError` that says what it is instead."
@@ -195,7 +260,11 @@ def _object(self: SessionServer, text: str) -> dict:
     except json.JSONDecodeError as e:
         raise ServeError(f'invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})', code='INVALID_JSON') from None
     except RecursionError: raise ServeError('invalid JSON (nested too deeply)', code='INVALID_JSON') from None
+    except ValueError: raise ServeError('invalid JSON (a number over 4,300 digits)', code='INVALID_JSON') from None
     if not isinstance(msg, dict): raise ServeError(f'expected a JSON object, got a JSON {type(msg).__name__}')
+    try: json.dumps(msg, ensure_ascii=False).encode('utf-8')      # what cannot be sent back is refused here
+    except UnicodeEncodeError: raise ServeError('invalid JSON (a lone surrogate, e.g. \\ud800, in a string)',
+                                                code='INVALID_JSON') from None
     return msg
 
 def _frame(self: SessionServer, frame: dict) -> dict:
@@ -222,15 +291,24 @@ async def _answer(self: SessionServer, sid: str, frame: dict) -> Optional[dict]:
         raise ServeError(f'unknown message type {clip(kind)} (valid: reset, step, state, close)', code='UNKNOWN_TYPE')
     except ServeError as e: return _error(e)
 
+async def _next_frame(self: SessionServer, ws: WebSocket) -> Optional[dict]:
+    "The next frame, or `None` when the client went away or stayed silent for `idle_s` (then it is told why)."
+    try: frame = await asyncio.wait_for(ws.receive(), self.settings.idle_s)
+    except asyncio.TimeoutError:
+        await ws.send_text(json.dumps(_error(ServeError(f'closed after {self.settings.idle_s:g} s without a message',
+                                                        408, 'IDLE_TIMEOUT'))))
+        return None
+    return None if frame['type'] == 'websocket.disconnect' else frame
+
 async def _serve_ws(self: SessionServer, ws: WebSocket) -> None:
-    "One WebSocket connection: one session, frames answered in order until `close` or disconnect."
+    "One WebSocket connection: one session, frames answered in order until `close`, disconnect or `idle_s` of silence."
     await ws.accept()
-    try: sid = await self.run(self.sessions.open, False)
+    try: sid = await self.run(self.sessions.open, False, client_of(ws.scope))
     except ServeError as e:
         await ws.send_text(json.dumps(_error(e)))
         return await ws.close(code=1013)
     try:
-        while (frame := await ws.receive())['type'] != 'websocket.disconnect':
+        while (frame := await self.next_frame(ws)) is not None:
             if (reply := await self.answer(sid, frame)) is None: break
             await ws.send_text(json.dumps(reply))
     except Exception as e: log.info('websocket session ended: %s', type(e).__name__)  # the client went away mid-step
@@ -239,7 +317,8 @@ async def _serve_ws(self: SessionServer, ws: WebSocket) -> None:
         try: await ws.close()
         except Exception: pass                                    # already closed by the client
 
-SessionServer.frame, SessionServer.answer, SessionServer.serve_ws = _frame, _answer, _serve_ws
+SessionServer.frame, SessionServer.answer, SessionServer.next_frame, SessionServer.serve_ws = (
+    _frame, _answer, _next_frame, _serve_ws)
 
 # %% ../nbs/04_serve.ipynb #a39a9ec9
 async def _body(self: SessionServer, request: Request) -> dict:
@@ -250,13 +329,19 @@ async def _body(self: SessionServer, request: Request) -> dict:
         if len(raw) > self.max_message: raise ServeError(f'a body over the limit of {self.max_message:,} bytes', 413)
     return self.object(raw.decode('utf-8', 'replace')) if raw else {}
 
-def _reply(e: ServeError) -> JSONResponse: return JSONResponse({'detail': e.message, 'code': e.code}, e.status)
+def _reply(e: ServeError) -> JSONResponse:
+    headers = {'Retry-After': str(e.retry_after)} if e.retry_after else None
+    return JSONResponse({'detail': e.message, 'code': e.code}, e.status, headers=headers)
 
 def _session_id(body: dict, route: str) -> str:
+    "The body's `session_id`: a string of 1 to 64 characters."
     if 'session_id' not in body:
         raise ServeError(f'{route} needs the session_id that POST /reset returned (or use the WebSocket route /ws, '
                          'which keeps a session per connection)', 400, 'SESSION_ERROR')
-    return body['session_id']
+    sid = body['session_id']
+    if not isinstance(sid, str) or not 0 < len(sid) <= 64:
+        raise ServeError(f'session_id must be the string POST /reset returned, not {clip(sid)}', 400, 'SESSION_ERROR')
+    return sid
 SessionServer.body = _body
 
 # %% ../nbs/04_serve.ipynb #af1c7231
@@ -264,7 +349,8 @@ async def _http_reset(self: SessionServer, request: Request) -> JSONResponse:
     "POST /reset: start an episode on the body's `session_id`, or on a new session."
     try:
         body = await self.body(request)
-        sid, new = (body.pop('session_id'), False) if 'session_id' in body else (await self.run(self.sessions.open, True), True)
+        if new := 'session_id' not in body: sid = await self.run(self.sessions.open, True, client_of(request.scope))
+        else: sid = _session_id(body, 'POST /reset'); del body['session_id']
         try: return JSONResponse(await self.run(self.reset, sid, body) | {'session_id': sid})
         except ServeError:
             if new: self.sessions.close(sid)                     # a refused reset leaves no session behind
@@ -285,18 +371,103 @@ async def _http_step(self: SessionServer, request: Request) -> JSONResponse:
 # %% ../nbs/04_serve.ipynb #f0b03694
 async def _http_state(self: SessionServer, session_id: Optional[str] = None) -> JSONResponse:
     "GET /state?session_id=...: the session's state."
-    try: return JSONResponse(await self.run(self.state, _session_id({} if session_id is None else {'session_id': session_id}, 'GET /state')))
+    try:
+        sid = _session_id({} if session_id is None else {'session_id': session_id}, 'GET /state')
+        return JSONResponse(await self.run(self.state, sid))
     except ServeError as e: return _reply(e)
 
 async def _http_close(self: SessionServer, request: Request) -> JSONResponse:
-    "POST /close `{session_id}`: end an HTTP session."
+    "POST /close `{session_id}`: end an HTTP session (404 if there is none of that id)."
     try:
         sid = _session_id(await self.body(request), 'POST /close')
-        return JSONResponse({'session_id': sid, 'closed': self.sessions.close(sid)})
+        if not self.sessions.close(sid): self.sessions.get(sid)        # a 404 that says how to get a session
+        return JSONResponse({'session_id': sid, 'closed': True})
     except ServeError as e: return _reply(e)
+
+async def _http_mcp(self: SessionServer, request: Request) -> JSONResponse:
+    "POST /mcp: a JSON-RPC answer that this server has no MCP methods (its API is /ws and the HTTP routes)."
+    try: body = await self.body(request)
+    except ServeError as e: return _reply(e)
+    rid = body.get('id')
+    rid = rid if isinstance(rid, str) and len(rid) <= 64 or type(rid) is int and abs(rid) < 2**53 else None
+    return JSONResponse({'jsonrpc': '2.0', 'id': rid, 'error': {'code': -32601, 'message': (
+        'this server offers no MCP methods: play episodes on /ws or POST /reset, /step, /close')}})
 
 SessionServer.http_reset, SessionServer.http_step, SessionServer.http_state, SessionServer.http_close = (
     _http_reset, _http_step, _http_state, _http_close)
+SessionServer.http_mcp = _http_mcp
+
+# %% ../nbs/04_serve.ipynb #ad4e8794
+LOCAL_HOSTS = frozenset({'localhost', '127.0.0.1', '::1'})
+
+def origin_allowed(origin: Optional[str], host: str, allowed: Sequence[str] = ()) -> bool:
+    "Whether a request from `origin` (`None`: not a browser) may reach the server that `host` names."
+    if origin is None or '*' in allowed or origin in allowed: return True
+    try: parts = urlsplit(origin)
+    except ValueError: return False
+    return parts.scheme in ('http', 'https') and parts.netloc == host and parts.hostname in LOCAL_HOSTS
+
+def client_of(scope: dict) -> str:
+    "Whom a request counts against for the per-client limit: its `X-Client-Id` header, else its address."
+    for k, v in scope.get('headers', ()):
+        if k.lower() == b'x-client-id': return 'id:' + v.decode('latin-1')[:64]
+    return 'addr:' + str((scope.get('client') or ('?',))[0])
+
+# %% ../nbs/04_serve.ipynb #e44581b4
+def _headers(scope: dict) -> dict[str, str]: return {k.decode('latin-1').lower(): v.decode('latin-1') for k, v in scope['headers']}
+
+class Guard:
+    "ASGI middleware for every route: the bearer token, the `Origin`, a JSON body of at most `max_body` bytes."
+    def __init__(self, app, settings: Settings): self.app, self.settings = app, settings
+
+    def check(self, scope: dict, headers: dict[str, str]) -> None:
+        "A `ServeError` if the request may not reach the app."
+        s, path = self.settings, scope.get('path', '')
+        auth = headers.get('authorization', '').encode('latin-1')
+        if s.token and path != '/health' and not hmac.compare_digest(auth, f'Bearer {s.token}'.encode('latin-1')):
+            raise ServeError('this server needs its token: send "Authorization: Bearer <token>"', 401, 'UNAUTHORIZED')
+        if not origin_allowed(headers.get('origin'), headers.get('host', ''), s.allow_origins):
+            raise ServeError(f'requests from the origin {clip(headers["origin"], 80)} are refused (a server started '
+                             'with --allow-origin ORIGIN accepts it)', 403, 'FORBIDDEN_ORIGIN')
+        media = headers.get('content-type', '').split(';')[0].strip().lower()
+        if scope['type'] == 'http' and scope['method'] not in ('GET', 'HEAD') and media != 'application/json':
+            raise ServeError(f'a request body must be JSON sent with Content-Type: application/json, not '
+                             f'{clip(media or None)}', 415, 'UNSUPPORTED_MEDIA_TYPE')
+
+# %% ../nbs/04_serve.ipynb #e8773f0b
+async def _read(self: Guard, receive: Callable, headers: dict[str, str]) -> Callable:
+    "Read the body (at most `max_body` bytes, else a `ServeError`); a `receive` that replays it to the app."
+    limit, declared = self.settings.max_body, headers.get('content-length', '').strip()
+    if declared.isdigit() and (len(declared) > 15 or int(declared) > limit):
+        raise ServeError(f'a body of {clip(int(declared) if len(declared) < 30 else declared)} bytes is over the '
+                         f'limit of {limit:,}', 413, 'PAYLOAD_TOO_LARGE')
+    body, more = bytearray(), True
+    while more:
+        msg = await receive()
+        if msg['type'] != 'http.request': return receive
+        body += msg.get('body', b''); more = msg.get('more_body', False)
+        if len(body) > limit: raise ServeError(f'a body over the limit of {limit:,} bytes', 413, 'PAYLOAD_TOO_LARGE')
+    sent = False
+    async def replay() -> dict:
+        nonlocal sent
+        if sent: return await receive()
+        sent = True
+        return {'type': 'http.request', 'body': bytes(body), 'more_body': False}
+    return replay
+
+async def _guard(self: Guard, scope: dict, receive: Callable, send: Callable) -> None:
+    if scope['type'] not in ('http', 'websocket'): return await self.app(scope, receive, send)
+    headers = _headers(scope)
+    try:
+        self.check(scope, headers)
+        if scope['type'] == 'http' and scope['method'] not in ('GET', 'HEAD'): receive = await self.read(receive, headers)
+    except ServeError as e:
+        if scope['type'] == 'websocket': return await send({'type': 'websocket.close', 'code': 1008})
+        extra = {'WWW-Authenticate': 'Bearer'} if e.status == 401 else {}
+        return await JSONResponse({'detail': e.message, 'code': e.code}, e.status, headers=extra)(scope, receive, send)
+    await self.app(scope, receive, send)
+
+Guard.read, Guard.__call__ = _read, _guard
 
 # %% ../nbs/04_serve.ipynb #6bf0f899
 class Describer(Environment):
@@ -321,9 +492,11 @@ def _doc(model: type[BaseModel]) -> dict:
     return {'requestBody': {'content': {'application/json': {'schema': model.model_json_schema()}}}}
 
 # %% ../nbs/04_serve.ipynb #bf6c0bf5
-def _replace_routes(app: FastAPI, server: SessionServer) -> None:
-    "Swap OpenEnv's per-request /reset, /step, /state and its /ws for `server`'s, and add /close."
-    app.router.routes[:] = [r for r in app.router.routes if getattr(r, 'path', None) not in {'/reset', '/step', '/state', '/ws'}]
+KEPT_ROUTES = frozenset({'/openapi.json', '/docs', '/docs/oauth2-redirect', '/redoc', '/metadata', '/health', '/schema'})
+
+def _add_routes(app: FastAPI, server: SessionServer) -> None:
+    "Keep OpenEnv's `KEPT_ROUTES` only; add `server`'s /reset, /step, /close, /state, /ws and /mcp."
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, 'path', None) in KEPT_ROUTES]
     body = type('ResetBody', (server.options,), {'__annotations__': {'session_id': Optional[str]}, 'session_id': None})
     control = dict(methods=['POST'], tags=['Environment Control'])
     app.add_api_route('/reset', server.http_reset, summary='Start an episode (on a new HTTP session unless session_id '
@@ -334,6 +507,7 @@ def _replace_routes(app: FastAPI, server: SessionServer) -> None:
                       **control)
     app.add_api_route('/state', server.http_state, methods=['GET'], tags=['State Management'],
                       summary="An HTTP session's state")
+    app.add_api_route('/mcp', server.http_mcp, methods=['POST'], tags=['MCP'], summary='No MCP methods (JSON-RPC)')
     app.add_api_websocket_route('/ws', server.serve_ws)
 
 def make_app(server: SessionServer, metadata: EnvironmentMetadata) -> FastAPI:
@@ -341,7 +515,8 @@ def make_app(server: SessionServer, metadata: EnvironmentMetadata) -> FastAPI:
     describer = type('Describer', (Describer,), {'metadata': metadata})
     app = create_app(describer, server.action_cls, server.observation_cls, env_name=metadata.name,
                      max_concurrent_envs=1, state_cls=server.state_cls)
-    _replace_routes(app, server)
+    _add_routes(app, server)
+    app.add_middleware(Guard, settings=server.settings)
     app.state.server = server
     return app
 

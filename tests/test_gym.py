@@ -1,6 +1,8 @@
-"""The repair environment's gymnasium wrapper (check_env, a vector env) and TRL `environment_factory` adapter (a few
-GRPO steps of the tiny agent on CPU, the reward the environment's return). Skipped without gymnasium (`serve` extra)."""
-import math
+"""The gymnasium ids of every environment (registered by `import dataenvgym` without importing gymnasium), the repair
+wrapper (check_env on every task, `truncated` when the budget ends an episode, a vector env), the teaching wrapper
+(every id made, a step played; check_env with DATAENVGYM_SLOW=1), and the TRL `environment_factory` adapter (a few GRPO
+steps of the tiny agent on CPU, the reward the environment's return). Skipped without gymnasium (`serve` extra)."""
+import json, math, os, subprocess, sys
 
 import pytest
 
@@ -12,9 +14,66 @@ from dataenvgym.repair.env import RepairEnv
 from dataenvgym.repair.gym import RepairGymEnv, RepairToolEnv, tool_agent, tool_dataset, tool_grpo_train
 
 
-def test_check_env_passes():
-    check_env(RepairGymEnv(), skip_render_check=True)
-    check_env(RepairGymEnv('task_1_easy', max_chars=512), skip_render_check=True)
+from dataenvgym import gyms
+from dataenvgym.repair.tasks import TASKS
+
+REPAIR_IDS = [i for i in gyms.env_specs() if '/Repair' in i]
+TEACHING_IDS = [i for i in gyms.env_specs() if '/Repair' not in i]
+
+
+def test_import_registers_the_ids_without_importing_gymnasium():
+    "`import dataenvgym` loads no gymnasium; its first import registers every id; `module:id` works without the import."
+    code = ('import sys, dataenvgym; assert "gymnasium" not in sys.modules, "gymnasium imported"; '
+            'import gymnasium as gym; print(sorted(i for i in gym.registry if i.startswith("dataenvgym/")))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().replace("'", '"')) == sorted(gyms.env_specs())
+    code = 'import gymnasium as gym; print(type(gym.make("dataenvgym:dataenvgym/Repair-v0").unwrapped).__name__)'
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == 'RepairGymEnv', out.stderr[-2000:]
+    assert gyms.REPAIR_TASKS == tuple(TASKS)
+
+
+@pytest.mark.parametrize('env_id', REPAIR_IDS)
+def test_check_env_passes_for_every_repair_id(env_id):
+    env = gym.make(env_id, max_chars=1024)
+    check_env(env.unwrapped, skip_render_check=True)
+    assert env.unwrapped.env.reset(seed=0).metadata['task'] == gyms.env_specs()[env_id][1].get('task', 'task_0_tutorial')
+
+
+def test_the_budget_ending_an_episode_truncates_it():
+    "Spending the step budget ends the episode as a truncation; the agent's submit as a termination."
+    env = gym.make('dataenvgym/Repair-v0')
+    env.reset(seed=3)
+    for n in range(100):
+        _, _, terminated, truncated, info = env.step('inspect_dataset')
+        if terminated or truncated: break
+    assert (terminated, truncated) == (False, True) and info['observation']['budget_remaining'] == 0, n
+    env.reset(seed=3)
+    assert env.step('submit')[2:4] == (True, False)
+
+
+@pytest.mark.parametrize('env_id', TEACHING_IDS)
+def test_every_teaching_id_is_made(env_id):
+    env = gym.make(env_id)
+    assert env.unwrapped.env.name == gyms.env_specs()[env_id][1]['kind']
+
+
+def test_a_teaching_step_through_gymnasium_is_the_environment_s():
+    from dataenvgym import registry
+    env, ref = gym.make('dataenvgym/SkillList-v0'), registry.make('skill-list', preset='math/tiny')
+    text, info = env.reset(seed=1)
+    assert info['observation'] == ref.reset(seed=1).model_dump() and env.observation_space.contains(text)
+    text, reward, terminated, truncated, info = env.step('not json')        # refused by the environment, as in process
+    obs = ref.step('not json')
+    assert (reward, terminated, truncated) == (obs.reward, False, obs.done) and info['observation'] == obs.model_dump()
+    assert json.loads(text)['error'] and env.observation_space.contains(text)
+
+
+@pytest.mark.skipif(not os.environ.get('DATAENVGYM_SLOW'), reason='each reset trains a student (~10 s): DATAENVGYM_SLOW=1')
+@pytest.mark.parametrize('env_id', TEACHING_IDS)
+def test_check_env_passes_for_every_teaching_id(env_id):
+    check_env(gym.make(env_id).unwrapped, skip_render_check=True)
 
 
 def test_an_episode_matches_the_environment():
@@ -28,9 +87,9 @@ def test_an_episode_matches_the_environment():
         cmd = agent.act(obs)
         obs = env.step(cmd)
         text, reward, terminated, truncated, info = genv.step(cmd)
-        assert (reward, terminated, truncated) == (obs.reward, obs.done, False) and genv.observation_space.contains(text)
-        if terminated: break
-    assert terminated
+        assert (reward, terminated or truncated) == (obs.reward, obs.done) and genv.observation_space.contains(text)
+        if terminated or truncated: break
+    assert terminated and not truncated
 
 
 def test_a_vector_env_runs():

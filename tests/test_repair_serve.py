@@ -27,15 +27,19 @@ MAX_REPLY = 600          # characters: an error reply never carries the input ba
 
 
 def test_app_is_built_on_first_access_from_the_path_openenv_yaml_names():
-    "Importing the module builds no app; the `app` of `openenv.yaml` (what uvicorn loads) is built on first access."
+    """Importing the module builds no app; the `app` of `openenv.yaml` (what uvicorn loads) is built on first access, with
+    the settings of the environment variables (the idle time, the token, the allowed origins, the session limits)."""
     import yaml
     path = yaml.safe_load((ROOT / 'openenv.yaml').read_text())['app']
     code = ('import dataenvgym.repair.serve as s; assert "app" not in vars(s), "an app was built at import"; '
             'from uvicorn.importer import import_from_string; '
-            f'app = import_from_string({path!r}); assert app is s.app is vars(s)["app"]; print(type(app).__name__)')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300,
-                         env={**os.environ, 'MAX_CONCURRENT_ENVS': '2'})
-    assert out.returncode == 0 and out.stdout.strip() == 'FastAPI', out.stderr[-2000:]
+            f'app = import_from_string({path!r}); assert app is s.app is vars(s)["app"]; print(type(app).__name__); '
+            'c = app.state.server.settings; print(c.capacity, c.idle_s, c.per_client, c.token, c.allow_origins)')
+    env = {'MAX_CONCURRENT_ENVS': '2', 'DATAENVGYM_IDLE_S': '7.5', 'DATAENVGYM_PER_CLIENT': '1',
+           'DATAENVGYM_TOKEN': 'tok', 'DATAENVGYM_ALLOW_ORIGIN': 'http://a.example,http://b.example'}
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split('\n')[:2] == ['FastAPI', "2 7.5 1 tok ('http://a.example', 'http://b.example')"], out.stdout
 
 
 @pytest.fixture(scope='module')
@@ -125,12 +129,19 @@ def test_reset_options_are_strict_over_both_transports(url, options, says):
         assert json.loads(reply)['type'] == 'error' and says in reply and len(reply) < MAX_REPLY, reply
 
 
-def test_episode_id_and_seed_reach_the_episode(url):
-    with RepairClient(base_url=url).sync() as client:
-        r = client.reset(seed=5, episode_id='mine', task='task_1_easy')
-        st = client.state()
-    assert (st.episode_id, st.seed, st.task) == ('mine', 5, 'task_1_easy')
-    assert r.observation.metadata['seed'] == 5
+def test_openenv_client_reset_step_state_close(url):
+    "OpenEnv's own client against the live server: reset, step, state, close (which frees the session's place)."
+    client = RepairClient(base_url=url).sync()
+    client.connect()
+    r = client.reset(seed=5, episode_id='mine', task='task_1_easy')
+    assert r.observation.metadata['seed'] == 5 and not r.done
+    r = client.step(RepairCommand(message='inspect_dataset'))
+    ref = RepairEnv('task_1_easy'); ref.reset(seed=5)
+    assert r.observation.model_dump() == to_wire(ref.step('inspect_dataset')).model_dump()
+    st = client.state()
+    assert (st.episode_id, st.seed, st.task, st.step_count) == ('mine', 5, 'task_1_easy', 1)
+    client.close()
+    with pytest.raises(Exception): client.step(RepairCommand(message='help'))
 
 
 def test_http_without_a_session_says_how_to_get_one(url):

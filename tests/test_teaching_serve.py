@@ -67,11 +67,16 @@ def test_bad_actions_are_answered_and_the_session_goes_on(skill_list):
         assert 'call reset before step' in send({'type': 'step', 'data': {'plans': []}})['data']['message']
         assert send({'type': 'reset', 'data': {'seed': 1}})['type'] == 'observation'
         for bad, says in [({'plans': 'x'}, 'valid list'), ({'plan': []}, 'plan is not a field'),
-                          ({'plans': [{'skill': 'arithmetic', 'n': 'many'}]}, 'valid integer')]:
+                          ({'plans': [{'skill': 'arithmetic', 'n': 'many'}]}, 'valid integer'),
+                          ({'plans': [{'skill': 'arithmetic', 'n': '5'}]}, 'valid integer'),      # strict: no coercion
+                          ({'plans': [{'skill': 'arithmetic', 'n': 5.0}]}, 'valid integer'),
+                          ({'plans': [{'skill': 7, 'n': 5}]}, 'valid string')]:
             reply = send({'type': 'step', 'data': bad})
             assert reply['type'] == 'error' and says in reply['data']['message'] and len(json.dumps(reply)) < 600, reply
         reply = send({'type': 'step', 'data': {'plans': [{'skill': 'no such skill', 'n': 5}]}})
         assert reply['type'] == 'observation' and 'no such skill' in reply['data']['observation']['error']
+        reply = send({'type': 'step', 'data': {'plans': [{'skill': 'x' * 200_000, 'n': 5}]}})   # not echoed whole
+        assert reply['type'] == 'observation' and len(reply['data']['observation']['error']) <= 241, len(json.dumps(reply))
         assert send({'type': 'reset', 'data': {'seed': 1, 'preset': 'math/big'}})['type'] == 'error'
         assert send({'type': 'state'})['data']['step_count'] == 0
 

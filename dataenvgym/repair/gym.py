@@ -12,7 +12,8 @@ from .env import RepairEnv, RepairLimits, RepairObservation
 from .train import observation_text
 
 # %% auto #0
-__all__ = ['CHARSET', 'render_observation', 'RepairGymEnv', 'RepairToolEnv', 'tool_agent', 'tool_dataset', 'tool_grpo_train']
+__all__ = ['CHARSET', 'render_observation', 'RepairGymEnv', 'truncated', 'RepairToolEnv', 'tool_agent', 'tool_dataset',
+           'tool_grpo_train']
 
 # %% ../../nbs/48_repair.gym.ipynb #5d1d3944
 CHARSET = frozenset(string.printable)
@@ -48,11 +49,17 @@ def _reset(self: RepairGymEnv, *, seed: Optional[int] = None, options: Optional[
     episode = seed if seed is not None else int(self.np_random.integers(2**31))
     return self._out(self.env.reset(seed=episode, **(options or {})))
 
+def truncated(obs: RepairObservation, command: str) -> bool:
+    "Whether the step budget or the time, not the agent's `submit`, ended the episode."
+    ran_out = obs.budget_remaining <= 0 or 'ran out of time' in obs.response
+    return bool(obs.done) and command.split()[:1] != ['submit'] and ran_out
+
 def _step(self: RepairGymEnv, action: str) -> tuple[str, float, bool, bool, dict]:
     "Run one command: `(observation, reward, terminated, truncated, info)`."
     obs = self.env.step(action)
     text, info = self._out(obs)
-    return text, float(obs.reward or 0.0), bool(obs.done), False, info
+    cut = truncated(obs, str(action))
+    return text, float(obs.reward or 0.0), bool(obs.done) and not cut, cut, info
 
 def _render(self: RepairGymEnv) -> Optional[str]: return self._last if self.render_mode == 'ansi' else None
 

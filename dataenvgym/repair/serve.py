@@ -11,7 +11,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import ConfigDict, Field
 from .env import RepairEnv, RepairLimits, RepairObservation
 from .tasks import TASKS
-from ..serve import ResetOptions, SessionServer, TypedClient, make_app as serve_app
+from ..serve import ResetOptions, SessionServer, Settings, TypedClient, make_app as serve_app, settings_from_env
 
 # %% auto #0
 __all__ = ['METADATA', 'RepairCommand', 'RepairWireObservation', 'RepairWireState', 'RepairResetOptions', 'to_wire',
@@ -67,20 +67,22 @@ METADATA = EnvironmentMetadata(name='dataenvgym_repair', version='0.1.0', descri
 RepairServerEnv.get_metadata = lambda self: METADATA
 
 # %% ../../nbs/45_repair.serve.ipynb #117cccce
-def make_server(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0) -> SessionServer:
-    "The session server of `RepairServerEnv(task)` environments."
+def make_server(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0,
+                settings: Optional[Settings] = None) -> SessionServer:
+    "The session server of `RepairServerEnv(task)` environments (`settings`, if given, say all but the task)."
     if task not in TASKS: raise ValueError(f'unknown task {task!r}; valid: {", ".join(TASKS)}')
     return SessionServer(lambda: RepairServerEnv(task), RepairCommand, RepairWireObservation, RepairWireState,
-                         RepairResetOptions, capacity=max_concurrent_envs, idle_s=idle_s)
+                         RepairResetOptions, settings or Settings(capacity=max_concurrent_envs, idle_s=idle_s))
 
-def make_app(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0):
+def make_app(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0,
+             settings: Optional[Settings] = None):
     "The FastAPI app serving `RepairServerEnv(task)` sessions over WebSocket and HTTP."
-    return serve_app(make_server(task, max_concurrent_envs, idle_s), METADATA)
+    return serve_app(make_server(task, max_concurrent_envs, idle_s, settings), METADATA)
 
-def default_app():
-    "The app the environment variables `DATAENVGYM_REPAIR_TASK` and `MAX_CONCURRENT_ENVS` describe."
+def default_app(settings: Optional[Settings] = None):
+    "The app of `DATAENVGYM_REPAIR_TASK` with `settings` (default: those the environment variables say)."
     return make_app(os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'),
-                    int(os.environ.get('MAX_CONCURRENT_ENVS', '16')))
+                    settings=settings or settings_from_env(Settings(capacity=16)))
 
 # %% ../../nbs/45_repair.serve.ipynb #cf09fee4
 def __getattr__(name: str):

@@ -10,11 +10,11 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import BaseModel, ConfigDict
 from .. import registry
-from ..serve import SessionServer, TypedClient, make_app as serve_app
+from ..serve import SessionServer, Settings, TypedClient, make_app as serve_app, settings_from_env
 from .envs import OpenEndedEnv, SkillListEnv, SkillTreeEnv, TeachingEnv, TeachingState
 
 # %% auto #0
-__all__ = ['WIRE', 'OpenEndedCommand', 'OpenEndedWireObservation', 'SkillListCommand', 'SkillListWireObservation',
+__all__ = ['WIRE', 'MAX_ERROR', 'OpenEndedCommand', 'OpenEndedWireObservation', 'SkillListCommand', 'SkillListWireObservation',
            'SkillTreeCommand', 'SkillTreeWireObservation', 'TeachingWireState', 'TeachingServerEnv', 'make_server',
            'make_app', 'default_app', 'OpenEndedClient', 'SkillListClient', 'SkillTreeClient']
 
@@ -26,7 +26,7 @@ def _wire(env: type[TeachingEnv]) -> tuple[type[Action], type[Observation]]:
     "The wire action and observation of `env`."
     name = env.action_type.__name__.removesuffix('Action')
     action = type(f'{name}Command', (env.action_type, Action), {'__doc__': f'The wire form of `{env.action_type.__name__}`.',
-                                                                'model_config': ConfigDict(extra='forbid')})
+                                                                'model_config': ConfigDict(extra='forbid', strict=True)})
     obs = type(f'{name}WireObservation', (env.observation_type, Observation),
                {'__doc__': f'The wire form of `{env.observation_type.__name__}`.'})
     return action, obs
@@ -34,6 +34,8 @@ def _wire(env: type[TeachingEnv]) -> tuple[type[Action], type[Observation]]:
 WIRE: dict[str, tuple[type[Action], type[Observation]]] = {e.name: _wire(e) for e in (OpenEndedEnv, SkillListEnv, SkillTreeEnv)}
 
 # %% ../../nbs/39_teaching.serve.ipynb #6f0efce5
+MAX_ERROR = 240      # characters of an error sent back: the message and at most 200 of the input
+
 class TeachingServerEnv(Environment):
     "A teaching environment behind OpenEnv's `Environment` interface; one instance (and student) per session."
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -44,7 +46,10 @@ class TeachingServerEnv(Environment):
         self.episode_id = None
         super().__init__()
 
-    def _wire(self, obs) -> Observation: return self.observation_cls(**obs.model_dump())
+    def _wire(self, obs) -> Observation:
+        data = obs.model_dump()
+        if data.get('error') and len(data['error']) > MAX_ERROR: data['error'] = data['error'][:MAX_ERROR] + '…'
+        return self.observation_cls(**data)
 
     def reset(self, seed: int = 0, episode_id: Optional[str] = None) -> Observation:
         "Start an episode with `seed` (the student trained on seed data and evaluated)."
@@ -63,25 +68,27 @@ class TeachingServerEnv(Environment):
 
 # %% ../../nbs/39_teaching.serve.ipynb #258b6d84
 def make_server(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4,
-                idle_s: float = 600.0) -> SessionServer:
-    "The session server of `TeachingServerEnv(kind, preset)` environments."
+                idle_s: float = 600.0, settings: Optional[Settings] = None) -> SessionServer:
+    "The session server of `TeachingServerEnv(kind, preset)` environments (`settings`, if given, say the rest)."
     if kind not in WIRE: raise ValueError(f'unknown teaching environment {kind!r}; valid: {", ".join(WIRE)}')
     registry.lookup('preset', preset)                      # an unknown preset fails here, not in the first session
     action, obs = WIRE[kind]
     return SessionServer(lambda: TeachingServerEnv(kind, preset), action, obs, TeachingWireState,
-                         capacity=max_concurrent_envs, idle_s=idle_s, exclusive=True)
+                         settings=settings or Settings(capacity=max_concurrent_envs, idle_s=idle_s), exclusive=True)
 
-def make_app(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4, idle_s: float = 600.0):
+def make_app(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4, idle_s: float = 600.0,
+             settings: Optional[Settings] = None):
     "The FastAPI app serving `kind` teaching sessions from `preset`."
     meta = EnvironmentMetadata(name=f'dataenvgym_{kind.replace("-", "_")}', version='0.1.0', description=(
         f'Teach a student ({preset}): see its weaknesses, plan training data, get the validation gain as reward.'))
-    return serve_app(make_server(kind, preset, max_concurrent_envs, idle_s), meta)
+    return serve_app(make_server(kind, preset, max_concurrent_envs, idle_s, settings), meta)
 
 # %% ../../nbs/39_teaching.serve.ipynb #1b032274
-def default_app():
-    "The app the environment variables `DATAENVGYM_TEACHING_ENV`, `..._PRESET` and `MAX_CONCURRENT_ENVS` describe."
+def default_app(settings: Optional[Settings] = None):
+    "The app of `DATAENVGYM_TEACHING_ENV` and `..._PRESET` with `settings` (default: the environment variables')."
     return make_app(os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
-                    os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'), int(os.environ.get('MAX_CONCURRENT_ENVS', '4')))
+                    os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'),
+                    settings=settings or settings_from_env(Settings(capacity=4)))
 
 def __getattr__(name: str):
     "The module attribute `app`: `default_app()`, built on first access (`uvicorn dataenvgym.teaching.serve:app`)."
