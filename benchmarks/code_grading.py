@@ -18,7 +18,8 @@ the load average before and after (other processes on the machine slow everythin
 """
 import argparse, json, os, platform, re, statistics, subprocess, time
 
-from dataenvgym.domains.code import CodeDomain, Limits, isolation_prefix, refusal, run_program
+from dataenvgym.domains.code import CodeDomain
+from dataenvgym.sandbox import Limits, isolation_prefix, refusal, run_program
 
 MODES = ('os', 'best-effort')
 

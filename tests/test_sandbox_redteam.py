@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dataenvgym
-from dataenvgym.domains import code as sandbox
-from dataenvgym.domains.code import CodeDomain, Limits, SandboxUnavailable, run_program, run_tests
+from dataenvgym import sandbox
+from dataenvgym.domains.code import CodeDomain
+from dataenvgym.sandbox import Limits, SandboxUnavailable, run_program, run_tests
 
 L = Limits(timeout=0.5, memory_mb=256, output_mb=2, disk_mb=8)
 REPO = Path(dataenvgym.__file__).resolve().parents[1]
@@ -345,7 +346,7 @@ def test_grade_many_survives_a_hostile_batch():
 
 @pytest.mark.parametrize('code', ['import time\ntime.sleep(600)', 'while True: pass'])
 def test_a_box_dies_with_its_grader(code):
-    grader = subprocess.Popen([sys.executable, '-c', 'from dataenvgym.domains.code import run_program, Limits\n'
+    grader = subprocess.Popen([sys.executable, '-c', 'from dataenvgym.sandbox import run_program, Limits\n'
                                f'run_program({code!r}, limits=Limits(timeout=60))'])
     mine, seen, box_ns, deadline = os.readlink('/proc/self/ns/pid'), {}, None, time.monotonic() + 30
     while box_ns is None and time.monotonic() < deadline:   # a namespace that lasts (not the start-up probe's box)
