@@ -6,29 +6,42 @@ Docs: https://dataenvgym.github.io/dataenvgym/sandbox.html.md"""
 
 # %% ../nbs/05_sandbox.ipynb #8abb8f74
 from __future__ import annotations
-import errno, json, os, platform, select, shutil, signal, struct, subprocess, sys, tempfile, time
+import errno, fcntl, json, os, platform, re, select, shutil, signal, struct, subprocess, sys, tempfile, threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
+from glob import glob
+from itertools import count, zip_longest
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 from .core import Task, check_choice
+from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SANDBOX_ENV', 'GRACE', 'STARTUP', 'MAX_CODE', 'SandboxUnavailable', 'Limits', 'Run', 'box_view', 'seccomp_filter',
-           'isolation_prefix', 'refusal', 'parse_message', 'run_program', 'lines_match', 'same_json', 'same_value',
+__all__ = ['SANDBOX_ENV', 'MAX_TIMEOUT', 'GRACE', 'STARTUP', 'SLACK', 'MAX_CODE', 'MAX_DEPTH', 'MAX_VALUE', 'SandboxUnavailable',
+           'check_timeout', 'Limits', 'Run', 'box_view', 'seccomp_filter', 'memory_cgroup', 'isolation_prefix',
+           'refusal', 'parse_message', 'run_program', 'lines_match', 'same_json', 'same_value', 'check_tests',
            'Verdict', 'run_tests', 'run_many']
 
 # %% ../nbs/05_sandbox.ipynb #00c96393
 SANDBOX_ENV = 'DATAENVGYM_SANDBOX'
+MAX_TIMEOUT = 600.0   # the longest time limit a run (or a task's metadata) may ask for, in seconds
 
 class SandboxUnavailable(RuntimeError):
     "Untrusted code cannot be isolated on this machine: the message says why, and how to fix it or opt out."
 
+def check_timeout(value: Any) -> float:
+    "`value` as a time limit in seconds if it is a number in (0, MAX_TIMEOUT] (so finite); else a clear ValueError."
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
+        raise ValueError(f'the time limit must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, '
+                         f'not {value!r}')
+    return float(value)
+
 @dataclass(frozen=True)
 class Limits:
-    "Limits of one sandboxed run: seconds per test, memory, stdout and file size, open files, the box's disk; and its isolation."
+    "Limits of one sandboxed run: seconds per call, memory, output, open files, the box's disk; its isolation."
     timeout: float = 2.0
     memory_mb: int = 512
     output_mb: int = 8
@@ -36,11 +49,22 @@ class Limits:
     disk_mb: int = 64
     isolation: str | None = None   # 'os' or 'best-effort'; None: $DATAENVGYM_SANDBOX, else 'os'
 
+    def __post_init__(self):
+        check_timeout(self.timeout)
+        for name in ('memory_mb', 'output_mb', 'open_files', 'disk_mb'):
+            if isinstance(v := getattr(self, name), bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f'Limits.{name} must be a positive whole number, not {v!r}')
+
     @property
     def mode(self) -> str:
         "The isolation a run gets: `isolation`, else the environment variable, else 'os'."
         mode = self.isolation or os.environ.get(SANDBOX_ENV) or 'os'
         return check_choice(mode, ('os', 'best-effort'), 'isolation')
+
+    @property
+    def box_mb(self) -> int:
+        "The memory cgroup's cap on the whole box: its memory, its tmpfs, 32 MB for bwrap, the interpreter, the kernel."
+        return self.memory_mb + self.disk_mb + 32
 
     def rlimits(self, n_tests: int) -> dict[str, int]:
         "The `resource` limits the child sets on itself."
@@ -70,9 +94,10 @@ def _interpreter() -> dict:
     return {'exe': exe, **json.loads(out.stdout)}
 
 def _hidden(interp: dict) -> set[str]:
-    "Folders the box must not see even under a bound one: site-packages, a virtual environment, this package, its repository."
+    "Folders the box must not see under a bound one: site- and dist-packages, a venv, this package, its repository."
     pkg = Path(sys.modules[Task.__module__].__file__).resolve().parent   # this package (core's folder)
-    out = {*interp['site'], str(pkg), sys.prefix if sys.prefix != sys.base_prefix else ''}
+    system = glob('/usr/lib/python3*/*-packages') + glob('/usr/local/lib/python3*/*-packages')   # Debian's
+    out = {*interp['site'], *system, str(pkg), sys.prefix if sys.prefix != sys.base_prefix else ''}
     if (pkg.parent/'pyproject.toml').exists(): out.add(str(pkg.parent))
     return {os.path.realpath(d) for d in out if d and os.path.isdir(d)}
 
@@ -93,7 +118,15 @@ def box_view(interp: dict | None = None) -> list[str]:
     args += ['--perms', '0755', '--dir', '/dev']   # bwrap would make it 0700, closed to nobody
     for dev in ('null', 'zero', 'full', 'random', 'urandom'): args += ['--dev-bind', f'/dev/{dev}', f'/dev/{dev}']
     for i, name in enumerate(('stdin', 'stdout', 'stderr')): args += ['--symlink', f'/proc/self/fd/{i}', f'/dev/{name}']
-    return args + ['--symlink', '/proc/self/fd', '/dev/fd', '--proc', '/proc']
+    return args + ['--symlink', '/proc/self/fd', '/dev/fd', '--proc', '/proc', *_proc_masks()]
+
+_PROC_HIDDEN = ('cmdline', 'partitions', 'diskstats', 'swaps')   # the kernel's command line, the host's disks
+
+def _proc_masks() -> list[str]:
+    "bwrap arguments that cover what /proc shows of the host: the files above, /proc/sys (an empty read-only tmpfs)."
+    files = [f'/proc/{f}' for f in _PROC_HIDDEN if os.path.exists(f'/proc/{f}')]
+    args = [a for f in files for a in ('--ro-bind', '/dev/null', f)]
+    return args + ['--tmpfs', '/proc/sys', '--remount-ro', '/proc/sys']
 
 # %% ../nbs/05_sandbox.ipynb #57542b9d
 _NOBODY = 65534
@@ -129,7 +162,8 @@ _SYSCALLS = {
     'delete_module': (176, 106), 'kexec_load': (246, 104), 'kexec_file_load': (320, 294), 'reboot': (169, 142),
     'acct': (163, 89), 'syslog': (103, 116), 'settimeofday': (164, 170), 'clock_settime': (227, 112),
     'adjtimex': (159, 171), 'clock_adjtime': (305, 266), 'sethostname': (170, 161), 'setdomainname': (171, 162),
-    'iopl': (172, None), 'ioperm': (173, None), 'vhangup': (153, 58), 'personality': (135, 92), 'socket': (41, 198)}
+    'iopl': (172, None), 'ioperm': (173, None), 'vhangup': (153, 58), 'personality': (135, 92), 'socket': (41, 198),
+    'statfs': (137, 43), 'fstatfs': (138, 44), 'ustat': (136, None)}   # these three: the host disk's size
 _ARCHES = {'x86_64': (0, 0xC000003E), 'amd64': (0, 0xC000003E), 'aarch64': (1, 0xC00000B7), 'arm64': (1, 0xC00000B7)}
 _CLONE, _CLONE3, _IOCTL = (56, 220), (435, 435), (16, 29)
 _CLONE_NEW = 0x7E020080   # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME
@@ -245,8 +279,8 @@ if calls is not None:
     except BaseException as e: send(error=f'no function {FUNC}: ' + describe(e)); calls = []
     for i, args in enumerate(calls):
         try:
-            args = [json.loads(line) for line in args.split('\n')] if args.strip() else []
             signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
+            args = [json.loads(line) for line in args.split('\n')] if args.strip() else []
             got = fn(*args)
             signal.setitimer(signal.ITIMER_REAL, 0)
         except Timeout: send(i=i, timeout=True); break
@@ -257,7 +291,7 @@ except BaseException as e: send(error=describe(e))
 """
 
 # %% ../nbs/05_sandbox.ipynb #45757844
-GRACE, STARTUP = 1.0, 20.0   # seconds past a test's limit before the box is killed; seconds for the box to start
+GRACE, STARTUP, SLACK = 1.0, 20.0, 0.1   # seconds for a box to exit; seconds for it to start; a time limit's slack
 
 def _ready(fd: int, deadline: float) -> bool:
     "Can `fd` be read (or has it ended) before `deadline`?"
@@ -269,14 +303,16 @@ def _read(fd: int, deadline: float, size: int = 1 << 16) -> bytes | None:
     return os.read(fd, size) if _ready(fd, deadline) else None
 
 class _Box:
-    "A running sandboxed process with its report pipe, bwrap's info pipe and stdout file (best-effort: its folder); leaving it kills and cleans up."
-    def __init__(self, proc, reply, info, out, work): self.proc, self.reply, self.info, self.out, self.work = proc, reply, info, out, work
+    "A running box: its process, our ends of its report, bwrap's info, stdout and stderr pipes, its folder, its cgroup."
+    def __init__(self, proc, reply: int, info: int, out: int, err: int, work: str | None, cgroup: str | None):
+        self.proc, self.reply, self.info, self.out, self.err = proc, reply, info, out, err
+        self.work, self.cgroup = work, cgroup
     def __enter__(self): return self
     def __exit__(self, *exc):
         self.stop()
-        for fd in (self.reply, self.info): os.close(fd)
-        self.out.close()
+        for fd in (self.reply, self.info, self.out, self.err): os.close(fd)
         if self.work: shutil.rmtree(self.work, ignore_errors=True)
+        _remove_cgroup(self.cgroup)
 
     def exited(self, seconds: float) -> bool:
         "Wait up to `seconds` for the process to exit, without reaping it (so its process group stays ours to kill)."
@@ -287,26 +323,76 @@ class _Box:
         try: return _ready(fd, time.monotonic() + seconds)
         finally: os.close(fd)
 
-    def _kill_inside(self) -> None:
-        "SIGKILL the box's init (bwrap's info pipe names it): the kernel kills the rest of the box, and bwrap reaps the init."
-        try:
-            pid = json.loads(_read(self.info, time.monotonic()) or b'{}').get('child-pid')
-            fd = os.pidfd_open(pid)   # pins that very process: the check and the kill below cannot hit a reused pid
-        except (OSError, ValueError, TypeError, AttributeError): return
-        try:
-            if Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[1] == str(self.proc.pid):
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-        except (OSError, IndexError): pass
-        finally: os.close(fd)
+# %% ../nbs/05_sandbox.ipynb #45757845
+@patch
+def _kill_inside(self: _Box) -> None:
+    "SIGKILL the box's init (bwrap's info pipe names it): the kernel kills the rest, and bwrap reaps the init."
+    try:
+        pid = json.loads(_read(self.info, time.monotonic()) or b'{}').get('child-pid')
+        fd = os.pidfd_open(pid)   # pins that process: the check and the kill below cannot hit a reused pid
+    except (OSError, ValueError, TypeError, AttributeError): return
+    try:
+        if Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[1] == str(self.proc.pid):
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+    except (OSError, IndexError): pass
+    finally: os.close(fd)
 
-    def stop(self) -> int:
-        "Kill the box (its init first), then the process group; reap the leader; the exit status."
-        if self.proc.returncode is None:
-            if not self.exited(0): self._kill_inside(); self.exited(GRACE)
-            try: os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError): pass
-            self.proc.wait()
-        return self.proc.returncode
+@patch
+def stop(self: _Box) -> int:
+    "Kill the box (its init first), then the process group; reap the leader; the exit status."
+    if self.proc.returncode is None:
+        if not self.exited(0): self._kill_inside(); self.exited(GRACE)
+        try: os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError): pass
+        self.proc.wait()
+    return self.proc.returncode
+
+# %% ../nbs/05_sandbox.ipynb #c9a0c002
+_CGROUP_FILES = {'cgroup2': ('memory.max', 'memory.swap.max'),
+                 'cgroup': ('memory.limit_in_bytes', 'memory.memsw.limit_in_bytes')}
+_BOXES = count()
+
+def _cgroup_folders() -> Iterator[tuple[str, str]]:
+    "(folder, kind) of this process's cgroup in each memory hierarchy mounted here: v2 ('cgroup2'), then v1."
+    own = {}
+    for line in Path('/proc/self/cgroup').read_text().splitlines():
+        _, controllers, path = line.split(':', 2)
+        if controllers == '': own['cgroup2'] = path
+        elif 'memory' in controllers.split(','): own['cgroup'] = path
+    mounts = [line.split()[1:4] for line in Path('/proc/self/mounts').read_text().splitlines()]
+    for kind in ('cgroup2', 'cgroup'):
+        for where, fstype, opts in mounts:
+            if fstype == kind and kind in own and (kind == 'cgroup2' or 'memory' in opts.split(',')):
+                yield os.path.join(where, own[kind].lstrip('/')), kind
+
+def _make_cgroup(folder: str, kind: str, mb: int) -> str:
+    "A new cgroup under `folder` capped at `mb` MB of memory, no swap; its path (OSError if the kernel refuses)."
+    path, (limit, swap) = f'{folder}/dataenvgym-box-{os.getpid()}-{next(_BOXES)}', _CGROUP_FILES[kind]
+    os.mkdir(path)
+    try:
+        Path(path, limit).write_text(str(mb << 20))
+        if os.path.exists(f'{path}/{swap}'): Path(path, swap).write_text(str(0 if kind == 'cgroup2' else mb << 20))
+    except OSError: _remove_cgroup(path); raise
+    return path
+
+def _remove_cgroup(path: str | None) -> None:
+    "Remove a box's cgroup once its last process is gone (the kernel lets go a moment after the kill)."
+    for _ in range(200 if path else 0):
+        try: os.rmdir(path); return
+        except FileNotFoundError: return
+        except OSError: time.sleep(0.005)
+
+@cache
+def memory_cgroup() -> tuple[str, str] | None:
+    "(folder, kind) where each box gets a memory cgroup ('cgroup2' or v1's 'cgroup'), or None: the fallback."
+    try: candidates = list(_cgroup_folders())
+    except (OSError, ValueError): return None
+    for folder, kind in candidates:
+        if kind == 'cgroup2' and 'memory' not in Path(folder, 'cgroup.subtree_control').read_text().split():
+            continue   # v2 without the memory controller for children
+        try: _remove_cgroup(_make_cgroup(folder, kind, 64)); return folder, kind
+        except OSError: pass
+    return None
 
 # %% ../nbs/05_sandbox.ipynb #8f863ebd
 @cache
@@ -319,34 +405,63 @@ def _unshare_net() -> tuple[str, ...]:
         except (OSError, subprocess.SubprocessError): pass
     return ()
 
-def _command(prefix: tuple[str, ...], seccomp_fd: int, info_fd: int, limits: Limits) -> list[str]:
-    "The interpreter's command line: inside bwrap after `prefix`, with seccomp, bwrap's info pipe and a private /tmp; or bare."
-    if not prefix: return [*_unshare_net(), sys.executable]
-    return [*prefix, '--seccomp', str(seccomp_fd), '--info-fd', str(info_fd), '--perms', '1777', '--size', str(limits.disk_mb << 20),
-            '--tmpfs', '/tmp', '--remount-ro', '/', '--chdir', '/tmp', '--', *_as_nobody(os.geteuid() == 0), _interpreter()['exe']]
+def _write_all(fd: int, data: bytes) -> None:
+    "Write `data` to the pipe `fd` and close it; stop quietly when the box closes its end (or dies)."
+    try:
+        view = memoryview(data)
+        while view: view = view[os.write(fd, view):]
+    except OSError: pass
+    finally: os.close(fd)
+
+def _feed(data: bytes) -> int:
+    "The read end of a pipe that yields `data`, then ends: written now if it fits (up to 1 MiB), else by a thread."
+    r, w = os.pipe()
+    if len(data) > 1 << 16:
+        try: fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, min(len(data), 1 << 20))
+        except OSError: pass
+    if len(data) <= fcntl.fcntl(w, fcntl.F_GETPIPE_SZ): _write_all(w, data)
+    else: threading.Thread(target=_write_all, args=(w, data), daemon=True).start()
+    return r
+
+def _bwrap_args(prefix: tuple[str, ...], seccomp_fd: int, info_fd: int, limits: Limits) -> bytes:
+    "bwrap's arguments for one box (the view, seccomp, its info pipe, a private /tmp), NUL-separated for `--args`."
+    args = [*prefix[1:], '--seccomp', str(seccomp_fd), '--info-fd', str(info_fd), '--perms', '1777',
+            '--size', str(limits.disk_mb << 20), '--tmpfs', '/tmp', '--remount-ro', '/', '--chdir', '/tmp']
+    return b''.join(a.encode() + b'\0' for a in args)
+
+def _command(prefix: tuple[str, ...], args_fd: int, cgroup: str | None) -> list[str]:
+    "The interpreter's command line: in `cgroup` (if any), in bwrap (its arguments on `args_fd`); or bare."
+    enter = [shutil.which('sh') or '/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup] if cgroup else []
+    if not prefix: return [*enter, *_unshare_net(), sys.executable]
+    return [*enter, prefix[0], '--args', str(args_fd), '--', *_as_nobody(os.geteuid() == 0),
+            _interpreter()['exe']]
+
+# %% ../nbs/05_sandbox.ipynb #8f863ebe
+def _new_cgroup(limits: Limits) -> str | None:
+    "A fresh memory cgroup for one box, capped at `limits.box_mb`; None where there is none (the fallback)."
+    return _make_cgroup(*where, limits.box_mb) if (where := memory_cgroup()) else None
 
 def _spawn(prefix: tuple[str, ...], boot: str, job: dict, stdin: bytes, limits: Limits) -> _Box:
-    "Start `boot` on `job` in a box (no `prefix`: best-effort, in a fresh folder); only the job, stdin and a report pipe go in."
-    jf, fin, fout = tempfile.TemporaryFile(), tempfile.TemporaryFile(), tempfile.TemporaryFile()
-    jf.write(json.dumps(job).encode()); jf.seek(0); fin.write(stdin); fin.seek(0)
-    (rd, wr), (sr, sw), (ir, iw) = os.pipe(), os.pipe(), os.pipe()
-    fds, work = [jf.fileno(), wr, sr, iw], None if prefix else tempfile.mkdtemp(prefix='dataenvgym-box-')
+    "Start `boot` on `job` in a box (no `prefix`: best-effort, in a fresh folder); it is handed pipes only."
+    ours, theirs, work, cgroup = [], [], None if prefix else tempfile.mkdtemp(prefix='dataenvgym-box-'), None
     try:
-        try:
-            if prefix: os.write(sw, seccomp_filter())
-        finally: os.close(sw)
-        proc = subprocess.Popen([*_command(prefix, sr, iw, limits), '-I', '-S', '-B', '-c', boot, str(jf.fileno()), str(wr)],
-                                stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, cwd=work, env={'LANG': 'C.UTF-8'},
-                                pass_fds=fds, start_new_session=True)
+        cgroup = _new_cgroup(limits)
+        for _ in range(4): r, w = os.pipe(); ours.append(r); theirs.append(w)   # report, stdout, stderr, bwrap info
+        theirs += [_feed(json.dumps(job).encode()), _feed(stdin)]
+        if prefix: theirs.append(_feed(seccomp_filter()))
+        if prefix: theirs.append(_feed(_bwrap_args(prefix, theirs[-1], theirs[3], limits)))
+        report, out, err, info, job_fd, stdin_fd, *bwrap = theirs
+        cmd = [*_command(prefix, bwrap[-1] if bwrap else -1, cgroup), '-I', '-S', '-B', '-c', boot, str(job_fd), str(report)]
+        proc = subprocess.Popen(cmd, stdin=stdin_fd, stdout=out, stderr=err, cwd=work, env={'LANG': 'C.UTF-8'},
+                                pass_fds=[report, info, job_fd, *bwrap], start_new_session=True)
     except BaseException:
-        for fd in (rd, ir): os.close(fd)
-        fout.close()
+        for fd in ours: os.close(fd)
         if work: shutil.rmtree(work, ignore_errors=True)
+        _remove_cgroup(cgroup)
         raise
     finally:
-        for f in (jf, fin): f.close()
-        for fd in (wr, sr, iw): os.close(fd)
-    return _Box(proc, rd, ir, fout, work)
+        for fd in theirs: os.close(fd)
+    return _Box(proc, ours[0], ours[3], ours[1], ours[2], work, cgroup)
 
 # %% ../nbs/05_sandbox.ipynb #eadfdf42
 _PROBE = r"""
@@ -399,20 +514,45 @@ def parse_message(line: bytes) -> dict | None:
 
 # %% ../nbs/05_sandbox.ipynb #dbb5b4b7
 class _Reader:
-    "A report's messages, each awaited until a deadline, at most `cap` bytes in all."
-    def __init__(self, fd: int, cap: int): self.fd, self.buf, self.left = fd, bytearray(), cap
+    "A box's report, each message awaited until a deadline, while stdout (kept) and stderr (dropped) are drained."
+    def __init__(self, box: _Box, cap: int, line_cap: int | None = None, out_cap: int | None = None):
+        self.report, self.out, self.line_cap, self.over = box.reply, box.out, line_cap or cap, ''
+        self.left = {box.reply: cap, box.out: out_cap or cap, box.err: cap}   # bytes each pipe may still send
+        self.poll, self.buf, self.stdout, self.seen, self.reads = select.poll(), bytearray(), bytearray(), 0, 0
+        for fd in self.left: self.poll.register(fd, select.POLLIN)
+
+    def _pump(self, deadline: float) -> bool:
+        "Read what the box's pipes hold, waiting until `deadline` for something; False if nothing came."
+        ready = self.poll.poll(max(0.0, deadline - time.monotonic()) * 1000)
+        for fd, _ in ready:
+            chunk, self.reads = os.read(fd, 1 << 16), self.reads + 1
+            if not chunk: self.poll.unregister(fd); del self.left[fd]; continue
+            keep, self.left[fd] = chunk[:max(0, self.left[fd])], self.left[fd] - len(chunk)
+            if self.left[fd] < 0: self.over = 'oversized' if fd == self.report else 'output'
+            if fd == self.report: self.buf += keep
+            elif fd == self.out: self.stdout += keep
+        if self.reads > 256: time.sleep(0.001)   # many tiny pieces: let them gather (no grader read per byte)
+        return bool(ready)
 
     def next(self, seconds: float) -> dict | str:
-        "The next message, or 'late', 'eof', 'oversized' or 'malformed'."
+        "The next message, or 'late', 'eof', 'oversized' (a line or the report), 'output' or 'malformed'."
         deadline = time.monotonic() + seconds
-        while (end := self.buf.find(b'\n')) < 0:
-            if (chunk := _read(self.fd, deadline)) is None: return 'late'
-            if not chunk: return 'malformed' if self.buf else 'eof'
-            if (left := self.left - len(chunk)) < 0: return 'oversized'
-            self.left = left; self.buf += chunk
-        line = bytes(self.buf[:end]); del self.buf[:end + 1]
-        return parse_message(line) or 'malformed'
+        while not self.over and (end := self.buf.find(b'\n', self.seen)) < 0:
+            self.seen = len(self.buf)
+            if self.seen > self.line_cap: return 'oversized'
+            if self.report not in self.left: return 'malformed' if self.buf else 'eof'
+            if not self._pump(deadline): return 'late'
+        if self.over: return self.over
+        line = bytes(self.buf[:end]); del self.buf[:end + 1]; self.seen = 0
+        return 'oversized' if end > self.line_cap else parse_message(line) or 'malformed'
 
+    def drain(self, deadline: float) -> bool:
+        "Read stdout and stderr to their end (True), unless `deadline` or the output limit comes first."
+        while not self.over and set(self.left) - {self.report}:
+            if not self._pump(deadline): return False
+        return not self.over
+
+# %% ../nbs/05_sandbox.ipynb #dbb5b4b8
 def _stopped(m: dict | str) -> dict | str: return 'stopped' if m == 'eof' else m
 
 def _read_report(r: _Reader, functional: bool, n: int, step: float) -> tuple[list[dict], dict | str]:
@@ -441,44 +581,62 @@ def _exit_problem(rc: int, os_mode: bool) -> str:
 def _outcome(end: dict | str, rc: int, os_mode: bool) -> tuple[str, str]:
     "(status, error) of a run, from how its report ended and its exit status."
     why = _exit_problem(rc, os_mode)
+    if end == 'output': return 'error', 'output limit exceeded'
     if end == 'late' or why == 'timeout' or (isinstance(end, dict) and end.get('timeout')): return 'timeout', 'timed out'
     if isinstance(end, dict) and 'error' in end: return 'error', end['error']
     if end in ('complete', 'stopped') and why: return 'error', why
     if end == 'complete': return 'ok', ''
     if end == 'stopped': return 'error', 'the program stopped before it reported'
-    if end == 'oversized': return 'error', 'the report is larger than the output limit'
+    if end == 'oversized': return 'error', 'the report is larger than the output limit (or a reply than any expected)'
     return 'error', 'the report was malformed or out of order'
 
 # %% ../nbs/05_sandbox.ipynb #210d966c
 def run_program(code: str, *, stdin: str = '', func_name: str | None = None, calls: Sequence[str] | None = None,
-                prelude: str = '', module: str = '__main__', limits: Limits = Limits()) -> Run:
+                prelude: str = '', module: str = '__main__', limits: Limits = Limits(),
+                max_reply: int | None = None) -> Run:
     "Run untrusted `code` (after a trusted `prelude`) in the sandbox: as a program reading `stdin`, or, with `func_name`, calling it on each of `calls`."
     os_mode = limits.mode == 'os'
     if os_mode and not isolation_prefix(): raise SandboxUnavailable(refusal())
     n, start, cap = len(calls) if calls is not None else 1, time.monotonic(), limits.output_mb << 20
-    job = {'code': code, 'prelude': prelude, 'calls': None if func_name is None else list(calls or []), 'func': func_name,
+    functional = func_name is not None
+    job = {'code': code, 'prelude': prelude, 'calls': list(calls or []) if functional else None, 'func': func_name,
            'module': module, 'timeout': float(limits.timeout), 'limits': limits.rlimits(n)}
+    reply = cap if max_reply is None else max(1, min(cap, max_reply))   # a report line (functional), or stdout
     with _spawn(isolation_prefix() if os_mode else (), _BOOT, job, stdin.encode('utf-8', 'surrogatepass'), limits) as box:
-        got, end = _read_report(_Reader(box.reply, cap), func_name is not None, n, limits.timeout + GRACE)
-        if end == 'complete' or isinstance(end, dict):   # the report ended: give the box a moment to exit (and flush stdout)
-            if not box.exited(GRACE) and end == 'complete': end = 'late'
-        status, error = _outcome(end, box.stop(), os_mode)
-        box.out.seek(0)
-        out = box.out.read(cap).decode('utf-8', 'replace')
+        reader = _Reader(box, cap, *((reply, None) if functional else (None, reply)))
+        got, end = _read_report(reader, functional, n, limits.timeout * (1 + SLACK))
+        if end == 'complete' or isinstance(end, dict):   # the report ended: stdout to its end, a moment to exit
+            finished = reader.drain(time.monotonic() + GRACE) and box.exited(GRACE)
+            if not finished and end == 'complete': end = 'late'
+        status, error = _outcome('output' if reader.over == 'output' else end, box.stop(), os_mode)
+        out = reader.stdout.decode('utf-8', 'replace')
     return Run(status, out, got, error, time.monotonic() - start)
 
 # %% ../nbs/05_sandbox.ipynb #1575de3a
-def lines_match(got: str, expected: str) -> bool:
-    "Do two program outputs agree, by LiveCodeBench's stdin rules (stripped lines; equal text or equal decimal tokens)?"
-    a, b = [l.strip() for l in got.strip().split('\n')], [l.strip() for l in expected.strip().split('\n')]
-    if len(a) != len(b): return False
-    for x, y in zip(a, b):
-        if x == y: continue
+_TOKEN = re.compile(r'\S+')
+
+def _lines(s: str) -> Iterator[str]:
+    "The lines of `s`, one at a time (no list of them is built)."
+    start = 0
+    while (end := s.find('\n', start)) >= 0: yield s[start:end]; start = end + 1
+    yield s[start:]
+
+def _same_numbers(x: str, y: str) -> bool:
+    "Are the whitespace-separated tokens of `x` and `y` equal as decimals? One by one, to the first difference."
+    for a, b in zip_longest(_TOKEN.finditer(x), _TOKEN.finditer(y)):
         try:
-            if [Decimal(t) for t in x.split()] != [Decimal(t) for t in y.split()]: return False
+            if a is None or b is None or Decimal(a.group()) != Decimal(b.group()): return False
         except (InvalidOperation, ValueError): return False
     return True
 
+def lines_match(got: str, expected: str) -> bool:
+    "Do two program outputs agree by LiveCodeBench's stdin rules (stripped lines; equal text or decimal tokens)?"
+    if len(got) > 64 * len(expected) + 4096: return False   # longer than any spelling of the expected output
+    got, expected = got.strip(), expected.strip()
+    if got.count('\n') != expected.count('\n'): return False
+    return all(x.strip() == y.strip() or _same_numbers(x, y) for x, y in zip(_lines(got), _lines(expected)))
+
+# %% ../nbs/05_sandbox.ipynb #1575de3b
 def _kind(x: Any) -> str:
     "A parsed JSON value's JSON type ('bool' is not 'number')."
     return 'bool' if isinstance(x, bool) else 'number' if isinstance(x, (int, float)) else type(x).__name__
@@ -500,14 +658,40 @@ def same_json(a: Any, b: Any) -> bool:
 
 def same_value(got: str, expected: str) -> bool:
     "Is the JSON `got` the JSON `expected`, type for type (as text if `expected` is not JSON)? It never raises."
+    if len(got) > 12 * len(expected) + 64: return False   # no spelling of `expected` is that long: not parsed
     try: exp = json.loads(expected)
-    except ValueError: return got == expected
+    except (ValueError, RecursionError): return got == expected
     try: return same_json(json.loads(got), exp)
     except Exception: return False
 
 # %% ../nbs/05_sandbox.ipynb #1679b0f6
 MAX_CODE = 1_000_000
+MAX_DEPTH, MAX_VALUE = 100, 64 << 20   # the deepest expected JSON output; the longest test input or output
 
+def _depth_problem(text: str) -> str:
+    "Why the expected output `text` is nested too deep, or '' (text that is not JSON is compared as text)."
+    try: todo = [(json.loads(text), 1)]
+    except RecursionError: return f'the expected output is nested deeper than {MAX_DEPTH}'
+    except ValueError: return ''
+    while todo:
+        x, depth = todo.pop()
+        if isinstance(x, (list, dict)):
+            if depth > MAX_DEPTH: return f'the expected output is nested deeper than {MAX_DEPTH}'
+            todo += ((v, depth + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return ''
+
+def check_tests(tests: Any, functional: bool = False) -> str:
+    "Why `tests` cannot be graded (not a list of LiveCodeBench tests, a value too long or too deep), or ''."
+    if not isinstance(tests, list): return 'the tests are not a list'
+    for i, t in enumerate(tests):
+        if not (isinstance(t, dict) and isinstance(t.get('input'), str) and isinstance(t.get('output'), str)):
+            return f'test {i} is not a dict with string input and output'
+        if max(len(t['input']), len(t['output'])) > MAX_VALUE:
+            return f'test {i} is longer than {MAX_VALUE:,} characters'
+        if functional and (why := _depth_problem(t['output'])): return f'test {i}: {why}'
+    return ''
+
+# %% ../nbs/05_sandbox.ipynb #1679b0f7
 @dataclass(frozen=True)
 class Verdict:
     "Code run against tests: `status` 'pass', 'fail', 'error' or 'timeout'; the first test that did not pass, and why."
@@ -523,20 +707,24 @@ class Verdict:
     @property
     def correct(self) -> bool: return self.status == 'pass'
 
-    def feedback(self, n_public: int | None = None) -> str:
-        "One line saying what happened; tests from index `n_public` on are hidden, so their values are not shown."
+    def feedback(self, n_public: int | None = None, hidden_errors: bool = False) -> str:
+        "One line saying what happened; tests from `n_public` on are hidden: no values, no error unless `hidden_errors`."
         head = f'passed {self.passed}/{self.total} tests'
         if self.status == 'pass' or self.test is None: return head if self.status == 'pass' else f'{self.status}: {self.error}'
         hidden = n_public is not None and self.test >= n_public
         which = f'{"hidden" if hidden else "public"} test {self.test}' if n_public is not None else f'test {self.test}'
         if self.status == 'fail':
             return f'{head}; {which} failed' + ('' if hidden else f': expected {self.expected[:200]}, got {self.got[:200]}')
-        return f'{head}; {which}: {self.status}' + (f' ({self.error})' if self.error else '')
+        shown = self.error and (hidden_errors or not hidden)   # an error can quote a hidden input (`KeyError`)
+        return f'{head}; {which}: {self.status}' + (f' ({self.error})' if shown else '')
 
+# %% ../nbs/05_sandbox.ipynb #1679b0f8
 def _short(s: str, n: int = 300) -> str: return s if len(s) <= n else s[:n] + '…'
 
 def _functional(code: str, tests: Sequence[dict], func_name: str, prelude: str, limits: Limits) -> Verdict:
-    run = run_program(code, func_name=func_name, calls=[t['input'] for t in tests], prelude=prelude, module='solution', limits=limits)
+    longest = max(len(t['output']) for t in tests)   # a reply is read up to the longest that could equal one
+    run = run_program(code, func_name=func_name, calls=[t['input'] for t in tests], prelude=prelude,
+                      module='solution', limits=limits, max_reply=12 * (12 * longest + 64) + 1024)
     by_index, passed, first = {c['i']: c for c in run.calls}, 0, None
     for i, t in enumerate(tests):
         c = by_index.get(i)
@@ -552,7 +740,8 @@ def _functional(code: str, tests: Sequence[dict], func_name: str, prelude: str, 
 def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Verdict:
     seconds = 0.0
     for i, t in enumerate(tests):
-        run = run_program(code, stdin=t['input'], prelude=prelude, limits=limits)
+        reply = 64 * len(t['output']) + 4096
+        run = run_program(code, stdin=t['input'], prelude=prelude, limits=limits, max_reply=reply)
         seconds += run.seconds
         if run.status != 'ok': return Verdict(run.status, i, len(tests), i, error=run.error, seconds=seconds)
         if not lines_match(run.stdout, t['output']):
@@ -561,11 +750,24 @@ def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Ve
 
 def run_tests(code: str, tests: Sequence[dict], func_name: str | None = None, *, prelude: str = '',
               limits: Limits = Limits()) -> Verdict:
-    "Run `code` against `tests` in the sandbox: call `func_name` on functional tests, else feed each test's stdin."
-    if not tests: return Verdict('error', 0, 0, error='there are no tests')
+    "Run `code` on `tests` in the sandbox: call `func_name` on each input, else feed it as stdin; it never raises."
+    tests = list(tests) if isinstance(tests, tuple) else tests
+    if isinstance(tests, list) and not tests: return Verdict('error', 0, 0, error='there are no tests')
+    if why := check_tests(tests, bool(func_name)) or _bad_names(code, func_name, prelude):
+        return Verdict('error', 0, len(tests) if isinstance(tests, list) else 0, error=f'cannot grade: {why}')
     if len(code) > MAX_CODE: return Verdict('error', 0, len(tests), 0, error=f'the code is longer than {MAX_CODE:,} characters')
-    if func_name: return _functional(code, tests, func_name, prelude, limits)
-    return _stdin(code, tests, prelude, limits)
+    try:
+        if func_name: return _functional(code, tests, func_name, prelude, limits)
+        return _stdin(code, tests, prelude, limits)
+    except SandboxUnavailable: raise
+    except Exception as e:   # the grader's own failure (out of file descriptors…): a failed verdict that says why
+        return Verdict('error', 0, len(tests), error=_short(f'the grader failed: {type(e).__name__}: {e}'))
+
+def _bad_names(code: Any, func_name: Any, prelude: Any) -> str:
+    "Why the code, function name or prelude are not strings (or None, for the name), or ''."
+    if not isinstance(code, str) or not isinstance(prelude, str): return 'the code and the prelude must be strings'
+    if func_name is None or isinstance(func_name, str): return ''
+    return f'the function name {func_name!r} is not a string'
 
 # %% ../nbs/05_sandbox.ipynb #f743512d
 def run_many(fn: Callable[..., Any], items: Sequence, workers: int | None = None) -> list:

@@ -10,10 +10,10 @@ import base64, json, pickletools, random, re, zlib
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 from ..core import Attempt, JsonlError, Task, check_choice
 from .base import DomainBase, Rejected, Taxonomy
-from ..sandbox import Limits, run_many, run_tests
+from ..sandbox import Limits, SandboxUnavailable, check_tests, check_timeout, run_many, run_tests
 from fastcore.basics import patch
 from pydantic import BaseModel
 
@@ -24,12 +24,21 @@ __all__ = ['CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES', 'CODE
            'CodeTest', 'CodeItem']
 
 # %% ../../nbs/12_domains.code.ipynb #5c51a12c
-_FENCE = re.compile(r'```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:\n[ \t]*```|\Z)', re.S)
+_LANG, _CLOSE = re.compile(r'[ \t]*([A-Za-z0-9_+-]*)'), re.compile(r'\n[ \t]*```')
+
+def _fenced(text: str) -> Iterator[tuple[str, str]]:
+    "(language, code) of each fenced block: ``` and its tag, the line's end, the code up to a line opening ``` or the end."
+    pos = 0
+    while (start := text.find('```', pos)) >= 0 and (eol := text.find('\n', start + 3)) >= 0:
+        close = _CLOSE.search(text, eol + 1)
+        yield _LANG.match(text, start + 3, eol).group(1), text[eol + 1:close.start() if close else len(text)]
+        if not close: return
+        pos = close.end()
 
 def extract_code(response: str) -> str:
     "The code in a response: its last ```python (or untagged) fenced block, else all of it."
     if not isinstance(response, str): return ''
-    blocks = [code for lang, code in _FENCE.findall(response) if lang.lower() in ('', 'python', 'py', 'python3')]
+    blocks = [code for lang, code in _fenced(response) if lang.lower() in ('', 'python', 'py', 'python3')]
     return (blocks[-1] if blocks else response).strip('\n')
 
 # %% ../../nbs/12_domains.code.ipynb #6679ef0f
@@ -358,23 +367,16 @@ def make_task(subskill: str, level: int, rng: random.Random, n_public: int = 2, 
                 metadata={'func_name': name, 'public_tests': tests[:n_public], 'hidden_tests': tests[n_public:]})
 
 # %% ../../nbs/12_domains.code.ipynb #45e7df18
-def _check_tests(tests: Any) -> str:
-    "Why `tests` is not a list of tests in the test format, or '' if it is."
-    if not isinstance(tests, list): return 'the tests are not a list'
-    for i, t in enumerate(tests):
-        if not (isinstance(t, dict) and isinstance(t.get('input'), str) and isinstance(t.get('output'), str)):
-            return f'test {i} is not a dict with string input and output'
-    return ''
-
 class CodeDomain(DomainBase):
     "Python function-writing tasks over a skill taxonomy, generated from a seed and graded by running them in the sandbox."
     name, taxonomy = 'code', CODE_TAXONOMY
     student_settings = {'max_length': 320, 'max_new_tokens': 144}   # `TinyLM` room for the longest prompt and program
 
     def __init__(self, subskills: list[str] | None = None, n_public: int = 2, n_hidden: int = 4,
-                 limits: Limits = Limits(), workers: int | None = None):
+                 limits: Limits = Limits(), workers: int | None = None, hidden_errors: bool = False):
         self.subskills = CODE_TAXONOMY.select(subskills, who='CodeDomain')
         self.n_public, self.n_hidden, self.limits, self.workers = n_public, n_hidden, limits, workers
+        self.hidden_errors = hidden_errors   # show hidden tests' errors in feedback (they can quote the inputs)
 
     def __repr__(self): return f'CodeDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
 
@@ -382,14 +384,24 @@ class CodeDomain(DomainBase):
         return make_task(subskill, level, rng, self.n_public, self.n_hidden)
 
     def grade(self, task: Task, response: str) -> Attempt:
-        "Run the code in `response` on the task's public and hidden tests; correct only if all pass."
-        public, hidden = task.metadata.get('public_tests', []), task.metadata.get('hidden_tests', [])
-        if why := _check_tests(public) or _check_tests(hidden):
-            return Attempt(task=task, response=response, correct=False, feedback=f'the task is malformed: {why}')
-        limits = replace(self.limits, timeout=float(task.metadata.get('timeout', self.limits.timeout)))
-        v = run_tests(extract_code(response), public + hidden, task.metadata.get('func_name'),
-                      prelude=task.metadata.get('prelude', ''), limits=limits)
-        return Attempt(task=task, response=response, correct=v.correct, feedback=v.feedback(len(public)))
+        "Run the code in `response` on the task's public and hidden tests; correct only if all pass. It never raises."
+        try: return self._grade(task, response)
+        except SandboxUnavailable: raise
+        except Exception as e:   # one bad task or a failure of the grader: a failed attempt that says why
+            return Attempt(task=task, response=response if isinstance(response, str) else '', correct=False,
+                           feedback=f'the grader failed: {type(e).__name__}: {e}'[:300])
+
+    def _grade(self, task: Task, response: str) -> Attempt:
+        meta = task.metadata
+        public, hidden, func = meta.get('public_tests', []), meta.get('hidden_tests', []), meta.get('func_name')
+        why = check_tests(public, bool(func)) or check_tests(hidden, bool(func))
+        try: limits = replace(self.limits, timeout=check_timeout(meta.get('timeout', self.limits.timeout)))
+        except ValueError as e: why = why or str(e)
+        if why: return Attempt(task=task, response=response, correct=False, feedback=f'the task is malformed: {why}')
+        code, prelude = extract_code(response), meta.get('prelude', '')
+        v = run_tests(code, public + hidden, func, prelude=prelude, limits=limits)
+        feedback = v.feedback(len(public), self.hidden_errors)
+        return Attempt(task=task, response=response, correct=v.correct, feedback=feedback)
 
     def grade_many(self, tasks: Sequence[Task], responses: Sequence[str], workers: int | None = None) -> list[Attempt]:
         "Grade `responses` to `tasks` in parallel (`workers` threads, default this domain's, else one per core)."
@@ -447,7 +459,7 @@ def lcb_task(row: dict, where: str) -> Task:
         public, private, meta = json.loads(row['public_test_cases']), decode_private_tests(row['private_test_cases']), json.loads(row['metadata'])
         datetime.fromisoformat(row['contest_date'])
     except ValueError as e: raise JsonlError(f'{where}: {e}') from None
-    if why := _check_tests(public) or _check_tests(private) or ('' if isinstance(meta, dict) else 'metadata is not a JSON object'):
+    if why := check_tests(public) or check_tests(private) or ('' if isinstance(meta, dict) else 'metadata is not a JSON object'):
         raise JsonlError(f'{where}: {why}')
     starter = row['starter_code'].rstrip()
     how = f'Complete this starter code:\n```python\n{starter}\n```' if starter else 'Read the input from stdin and print the answer.'
@@ -505,6 +517,7 @@ def check_llm_item(self: CodeDomain, item: CodeItem, skill: str = '', subskill: 
     if len(item.tests) < 2: raise Rejected('too few tests', f'{len(item.tests)} test(s); at least 2')
     kind = 'functional' if item.func_name.strip() else 'stdin'
     tests = [{'input': t.input, 'output': t.output, 'testtype': kind} for t in item.tests]
+    if why := check_tests(tests, kind == 'functional'): raise Rejected('malformed tests', why)
     task = Task(domain='code', prompt=item.problem.strip(), answer=item.program, skill=skill, subskill=subskill,
                 difficulty=difficulty, metadata={'func_name': item.func_name.strip() or None, 'public_tests': tests[:1],
                                                  'hidden_tests': tests[1:]})
