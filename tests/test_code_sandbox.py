@@ -1,6 +1,6 @@
 """The code sandbox contains hostile code and reports it; the grader never raises on arbitrary text.
 
-Each test runs untrusted code through `dataenvgym.domains.code` and checks the verdict and that nothing escaped (no
+Each test runs untrusted code through `dataenvgym.sandbox` (and `dataenvgym.domains.code`) and checks the verdict and that nothing escaped (no
 file written outside the sandbox, this process alive, no child process left behind). Where the audit hook (the second
 layer) catches an attack first, its `sandbox:` message is what the program sees; where the operating system does, the
 error is the kernel's (a missing path, a read-only file system, EPERM). `tests/test_sandbox_redteam.py` switches the
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dataenvgym.domains.code import CodeDomain, Limits, extract_code, run_program, run_tests
+from dataenvgym.domains.code import CodeDomain, extract_code
+from dataenvgym.sandbox import Limits, run_program, run_tests
 
 LIMITS = Limits(timeout=1.5, memory_mb=256, output_mb=4)
 TESTS = [{'input': '1', 'output': '2', 'testtype': 'functional'}, {'input': '5', 'output': '6', 'testtype': 'functional'}]
@@ -136,7 +137,7 @@ def test_escape_hatches_are_closed():
 
 def test_output_is_capped():
     r = run_program('while True: print("x" * 10**6)', limits=LIMITS)
-    assert r.status == 'error' and 'File too large' in r.error
+    assert r.status == 'error' and r.error == 'output limit exceeded'   # stdout is a pipe, counted as the grader reads it
     assert len(r.stdout) <= LIMITS.output_mb << 20
 
 

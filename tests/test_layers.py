@@ -1,5 +1,5 @@
 """The package's layers (DESIGN.md):
-core → rubrics → plotting → registry → domains → students → teaching → repair → cli.
+core → rubrics → plotting → registry → sandbox → domains → students → teaching → repair → cli.
 
 Three checks of the same rules: the import-linter contracts in `pyproject.toml` (static, imports inside functions
 included), what importing each domain and repair module actually loads in a fresh interpreter, and an import graph
@@ -86,10 +86,15 @@ def test_no_import_cycle():
     assert (cycle := find_cycle(top)) is None, 'import cycle between parts of the package: ' + ' -> '.join(cycle)
 
 
+def test_the_sandbox_loads_only_core():
+    "Importing the sandbox loads nothing of the package but core."
+    assert set(loaded_by('dataenvgym.sandbox')) <= {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.sandbox'}
+
+
 @pytest.mark.parametrize('module', submodules('dataenvgym.domains'))
 def test_a_domain_loads_only_core_and_domains(module):
-    "Importing a domain loads nothing of teaching, repair, plotting (the viz), the registry, students or the cli."
-    allowed = {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.domains'}   # gyms: ids, no import
+    "Importing a domain loads (besides core and the sandbox) nothing of teaching, repair, plotting, the registry, students or the cli."
+    allowed = {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.sandbox', 'dataenvgym.domains'}   # gyms: ids only
     extra = [m for m in loaded_by(module) if m not in allowed and not m.startswith('dataenvgym.domains.')]
     assert not extra, f'importing {module} loads {extra}'
 

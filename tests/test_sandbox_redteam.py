@@ -7,15 +7,20 @@ issue 21: reads, writes, processes, hook bypasses, unaudited system calls, netwo
 exhaustion, timing, report forging, leftovers. Around every test: this process survives, the temporary folder is left
 empty, no child process remains, and no process is left in any box's PID namespace.
 """
-import json, os, re, secrets, signal, site, stat, subprocess, sys, tempfile, time
+import errno, json, os, re, secrets, signal, site, stat, subprocess, sys, tempfile, time, tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import dataenvgym
-from dataenvgym.domains import code as sandbox
-from dataenvgym.domains.code import CodeDomain, Limits, SandboxUnavailable, run_program, run_tests
+from dataenvgym import sandbox
+from dataenvgym.core import Task
+from dataenvgym.domains.base import Rejected
+from dataenvgym.domains.code import CodeDomain, CodeItem, CodeTest, extract_code
+from dataenvgym.teaching.envs import Generated, quality_check
+from dataenvgym.sandbox import Limits, SandboxUnavailable, run_program, run_tests
 
 L = Limits(timeout=0.5, memory_mb=256, output_mb=2, disk_mb=8)
 REPO = Path(dataenvgym.__file__).resolve().parents[1]
@@ -24,7 +29,8 @@ BASE_SITE = sandbox._interpreter()['site'][0]
 NS = 'import os\nprint("NS=" + os.readlink("/proc/self/ns/pid"), flush=True)\n'
 BYPASS = 'import __main__ as b\nb.DENY.clear(); b.DENY_MODULES.clear(); b.PATHS.clear(); b.refuse = lambda what: None\n'
 COL = sandbox._ARCHES[os.uname().machine.lower()][0]
-NR = {name: nrs[COL] for name, nrs in sandbox._SYSCALLS.items()} | {'clone': sandbox._CLONE[COL], 'clone3': sandbox._CLONE3[COL]}
+NR = {name: nrs[COL] for name, nrs in sandbox._SYSCALLS.items()} | {'clone': sandbox._CLONE[COL], 'clone3': sandbox._CLONE3[COL],
+                                                                    'fallocate': (285, 47)[COL]}
 SYSCALL = BYPASS + ('import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n'
                     'def sc(nr, *args):\n    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])\n'
                     '    print("ret", r, "errno", ctypes.get_errno(), flush=True)\n')
@@ -169,7 +175,7 @@ ATTACKS = {   # 'category: what' -> (code, is the outcome safe?)
     'resources: anonymous mmap': ('import mmap\nm = mmap.mmap(-1, 1 << 30)', lambda r: 'Cannot allocate memory' in r.error),
     'resources: one file filling the disk': ('f = open("/tmp/big", "wb")\nwhile True: f.write(b"x" * 2**20); f.flush()', lambda r: 'File too large' in r.error),
     'resources: many files filling the tmpfs': ('i = 0\nwhile True:\n    open(f"/tmp/f{i}", "wb").write(b"x" * (2**20 - 4096)); i += 1', lambda r: 'No space left on device' in r.error),
-    'resources: an output flood': ('while True: print("x" * 10**6)', lambda r: 'File too large' in r.error and len(r.stdout) <= L.output_mb << 20),
+    'resources: an output flood': ('while True: print("x" * 10**6)', lambda r: r.error == 'output limit exceeded' and len(r.stdout) <= L.output_mb << 20),
     'resources: a report flood': (BYPASS + 'import os, sys\nwhile True: os.write(int(sys.argv[2]), b"x" * 2**20)', lambda r: failed(r) and 'larger than the output limit' in r.error),
     'resources: open files': ('fs = [open("/dev/null") for _ in range(10**5)]', lambda r: 'Too many open files' in r.error),
     # timing
@@ -345,7 +351,7 @@ def test_grade_many_survives_a_hostile_batch():
 
 @pytest.mark.parametrize('code', ['import time\ntime.sleep(600)', 'while True: pass'])
 def test_a_box_dies_with_its_grader(code):
-    grader = subprocess.Popen([sys.executable, '-c', 'from dataenvgym.domains.code import run_program, Limits\n'
+    grader = subprocess.Popen([sys.executable, '-c', 'from dataenvgym.sandbox import run_program, Limits\n'
                                f'run_program({code!r}, limits=Limits(timeout=60))'])
     mine, seen, box_ns, deadline = os.readlink('/proc/self/ns/pid'), {}, None, time.monotonic() + 30
     while box_ns is None and time.monotonic() < deadline:   # a namespace that lasts (not the start-up probe's box)
@@ -398,3 +404,139 @@ def test_grade_never_raises(response):
 def test_grade_many_never_raises(batch):
     attempts = CodeDomain(limits=Limits(timeout=0.5)).grade_many([TASK] * len(batch), batch, workers=2)
     assert len(attempts) == len(batch) and all(isinstance(a.correct, bool) for a in attempts)
+
+
+# ---- round 3 (issue 39): nothing of the host reaches the box, no grade hurts the grader, limits mean what they say ---
+# Each test below failed on the sandbox before this round (run against it, 2026-12-03) and passes now.
+
+def functional(i: str, o: str) -> dict: return {'input': i, 'output': o, 'testtype': 'functional'}
+
+
+def grader_peak_mb(fn) -> tuple[Any, float]:
+    "`fn()` and the peak of the grader's Python allocations while it ran, in MB (buffers, parsed values, strings)."
+    tracemalloc.start()
+    try: return fn(), tracemalloc.get_traced_memory()[1] / 2**20
+    finally: tracemalloc.stop()
+
+
+def test_round3_the_box_holds_no_host_file():
+    "stdin, stdout and stderr are pipes: fallocate(KEEP_SIZE) on them takes no host disk (it took 1,280 MiB in 3 ms)."
+    r = run(SYSCALL + 'import os, stat\nprint([stat.S_ISFIFO(os.fstat(i).st_mode) for i in (0, 1, 2)], flush=True)\n'
+            f'for fd in (0, 1, 2): sc({NR["fallocate"]}, fd, 1, 0, 1 << 26)')   # FALLOC_FL_KEEP_SIZE, 64 MiB
+    lines = r.stdout.splitlines()
+    assert lines[1] == '[True, True, True]' and not any(l.startswith('ret 0') for l in lines), r
+
+
+def test_round3_o_direct_on_stdout_loses_no_verdict():
+    "O_DIRECT set on stdout made the grader's read raise, and grade_many lost the whole batch."
+    dom = CodeDomain(limits=L)
+    tasks = dom.tasks(3, seed=5)
+    odirect = BYPASS + ('import fcntl, mmap, os\nfcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_DIRECT)\n'
+                        'page = mmap.mmap(-1, 4096)\npage.write(b"x" * 4096)\nos.write(1, page)\n')   # an aligned write: accepted
+    attempts = dom.grade_many(tasks, [tasks[0].answer, odirect + tasks[1].answer, tasks[2].answer], workers=2)
+    assert [a.correct for a in attempts] == [True, True, True], [a.feedback for a in attempts]
+
+
+def test_round3_a_huge_report_costs_the_grader_little():
+    "A 7 MB reply of nested lists used to be parsed (some 200 MB of grader memory); now it is refused unread."
+    big = Limits(timeout=2, memory_mb=256, output_mb=8, disk_mb=8)
+    forged = (BYPASS + 'import os, sys\ndef f(x):\n    os.write(int(sys.argv[2]), b\'{"i": 0, "got": "[\' + b"[[0]], " * 1_000_000'
+              ' + b\'[[0]]]"}\\n\')\n    os._exit(0)')   # a 7 MB reply, written straight into the report
+    v, mb = grader_peak_mb(lambda: run_tests(forged, [functional('1', '[0]')], 'f', limits=big))
+    assert v.status != 'pass' and mb < 64, (v, mb)
+
+
+def test_round3_a_line_of_tokens_costs_the_grader_little():
+    "A 4 MB line of tokens against a 3-character expected output used to be split into hundreds of MB of lists."
+    big = Limits(timeout=2, memory_mb=256, output_mb=8, disk_mb=8)
+    v, mb = grader_peak_mb(lambda: run_tests('print("1 " * 2_000_000)', [{'input': '', 'output': '1 2', 'testtype': 'stdin'}],
+                                             limits=big))
+    assert v.status != 'pass' and mb < 64, (v, mb)
+
+
+@pytest.mark.skipif(not sandbox.memory_cgroup(), reason='no memory cgroup here: the documented fallback')
+def test_round3_kernel_memory_of_empty_folders_is_capped():
+    "Empty folders cost the tmpfs no block but ~1.2 KiB of kernel memory each; the box's cgroup caps them with the rest."
+    small = Limits(timeout=6, memory_mb=48, output_mb=2, disk_mb=8)   # the box's cgroup: 48 + 8 + 32 MB
+    r = run(BYPASS + 'import os\nn = 0\ntry:\n    while True: os.mkdir(f"/tmp/{n}"); n += 1\nexcept OSError as e: print(n, e)',
+            limits=small)
+    assert 'Cannot allocate memory' in r.stdout or r.error == 'killed (out of memory?)', r
+
+
+def test_round3_a_call_past_its_limit_and_the_slack_is_a_timeout():
+    "A call of 1.7 s passed a 1 s limit (the grader waited the limit plus a second); the slack is now 10%."
+    one = Limits(timeout=1.0, memory_mb=256, output_mb=2, disk_mb=8)
+    late = 'import signal, time\ndef f(x):\n    signal.setitimer(signal.ITIMER_REAL, 0)\n    time.sleep({})\n    return x'
+    assert run_tests(late.format(1.3), [functional('1', '1')], 'f', limits=one).status == 'timeout'
+    assert run_tests(late.format(0.8), [functional('1', '1')], 'f', limits=one).status == 'pass'
+    program = 'import signal, time\nsignal.setitimer(signal.ITIMER_REAL, 0)\ntime.sleep(1.3)\nprint(1)'
+    assert run_tests(program, [{'input': '', 'output': '1', 'testtype': 'stdin'}], limits=one).status == 'timeout'
+
+
+def test_round3_a_deeply_nested_expected_output_is_refused_not_raised():
+    "A teacher's expected output nesting 100k brackets raised RecursionError out of the grader and crashed the episode."
+    deep = [functional('1', '[' * 100_000 + ']' * 100_000)]
+    v = run_tests('def f(x): return 1', deep, 'f', limits=L)
+    assert v.status == 'error' and 'nested deeper than' in v.error, v
+    item = CodeItem(problem='p', func_name='f', program='def f(x): return 1',
+                    tests=[CodeTest(input='1', output='[' * 100_000), CodeTest(input='2', output='1')])
+    with pytest.raises(Rejected, match='malformed tests'): CodeDomain(limits=L).check_llm_item(item)
+
+
+@pytest.mark.parametrize('timeout', [float('nan'), float('inf'), -1.0, 0, 'soon', None, 1e9])
+def test_round3_a_bad_timeout_in_a_task_is_a_malformed_task(timeout):
+    "A task whose `timeout` is not a finite positive number made `grade` raise."
+    task = CodeDomain().tasks(1, seed=0)[0]
+    bad = task.model_copy(update={'metadata': {**task.metadata, 'timeout': timeout}})
+    a = CodeDomain(limits=L).grade(bad, task.answer)
+    assert a.correct is False and 'the time limit must be' in a.feedback, a.feedback
+
+
+def test_round3_code_extraction_is_linear():
+    "128k backticks cost the old regular expression 13.7 s of grader CPU; 64k must cost well under a second."
+    start = time.process_time()
+    for hostile in ('`' * 64_000, '```' + ' ' * 64_000, '```\n' + '\n  ``' * 32_000): extract_code(hostile)
+    assert time.process_time() - start < 0.5
+
+
+def test_round3_a_failing_grader_is_a_failed_verdict(monkeypatch):
+    "Any exception inside grade / grade_many (here: the machine out of file descriptors) is a failed attempt with a reason."
+    def no_fds(*args, **kwargs): raise OSError(errno.EMFILE, 'Too many open files')
+    monkeypatch.setattr(sandbox, '_spawn', no_fds)
+    dom = CodeDomain(limits=L)
+    attempts = dom.grade_many([TASK, TASK], [TASK.answer, 'def f(): pass'], workers=2)
+    assert [a.correct for a in attempts] == [False, False]
+    assert all('the grader failed: OSError' in a.feedback for a in attempts), attempts[0].feedback
+
+
+def test_round3_one_bad_item_is_rejected_not_a_crashed_episode():
+    "The teaching loop's quality check turns a grader that raises on one datum into one rejected datum."
+    class Raising(CodeDomain):
+        def grade(self, task, response): raise RecursionError('maximum recursion depth exceeded')
+    dom = Raising(limits=L)
+    gens = [Generated(task=t, datum=dom.datum(t, source='test', response=t.answer)) for t in dom.tasks(2, seed=1)]
+    kept, rejected = quality_check(dom, gens, set())
+    assert kept == [] and rejected == {'grading failed': 2}
+
+
+def test_round3_small_leaks_are_closed():
+    "The kernel command line, bwrap's argv (host paths), the host disk's size, /proc/sys and Debian's packages are out of sight."
+    r = run(BYPASS + 'import os\ndef show(what, f):\n    try: print(what, repr(f())[:2000])\n'
+            '    except OSError as e: print(what, "refused", e.errno)\n'
+            'show("cmdline", lambda: open("/proc/cmdline").read())\nshow("init", lambda: open("/proc/1/cmdline").read())\n'
+            'show("disk", lambda: os.statvfs("/usr").f_blocks)\nshow("partitions", lambda: open("/proc/partitions").read())\n'
+            'show("sys", lambda: os.listdir("/proc/sys"))\nshow("dist", lambda: os.listdir("/usr/lib/python3/dist-packages"))')
+    seen = dict(line.split(' ', 1) for line in r.stdout.splitlines()[1:])
+    assert seen['cmdline'] in ("''", 'refused 13'), seen
+    assert '--tmpfs' not in seen['init'] and BASE_SITE not in seen['init'], seen
+    assert seen['disk'] == 'refused 1' and seen['partitions'] in ("''", 'refused 13'), seen
+    assert seen['sys'] == '[]' and seen['dist'] in ('[]', 'refused 2'), seen
+
+
+def test_round3_hidden_inputs_stay_out_of_feedback_by_default():
+    "An error on a hidden test can quote its input (`KeyError: 'SECRET'`); it is shown only with hidden_errors=True."
+    task = Task(domain='code', prompt='f', answer='', skill='strings', subskill='str_query', difficulty=1,
+                metadata={'func_name': 'f', 'public_tests': [functional('1', '2')], 'hidden_tests': [functional('"SECRET-39"', '0')]})
+    response = 'def f(x):\n    if x == 1: return 2\n    raise KeyError(x)'
+    assert 'SECRET-39' not in CodeDomain(limits=L).grade(task, response).feedback
+    assert 'SECRET-39' in CodeDomain(limits=L, hidden_errors=True).grade(task, response).feedback

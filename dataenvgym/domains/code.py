@@ -1,4 +1,4 @@
-"""Programming tasks graded by running them: a sandbox for untrusted code, a test-based grader, a skill-tagged generator of short Python functions, a quality check, and a LiveCodeBench loader.
+"""Programming tasks graded by running them in the sandbox: a test-based grader, a skill-tagged generator of short Python functions, a quality check, and a LiveCodeBench loader.
 
 Docs: https://dataenvgym.github.io/dataenvgym/domains.code.html.md"""
 
@@ -6,588 +6,39 @@ Docs: https://dataenvgym.github.io/dataenvgym/domains.code.html.md"""
 
 # %% ../../nbs/12_domains.code.ipynb #8abb8f73
 from __future__ import annotations
-import base64, errno, json, os, pickletools, platform, random, re, select, shutil, signal, struct, subprocess, sys, tempfile, time, zlib
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+import base64, json, pickletools, random, re, zlib
+from dataclasses import dataclass, replace
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
-from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 from ..core import Attempt, JsonlError, Task, check_choice
 from .base import DomainBase, Rejected, Taxonomy
+from ..sandbox import Limits, SandboxUnavailable, check_tests, check_timeout, run_many, run_tests
 from fastcore.basics import patch
 from pydantic import BaseModel
 
 # %% auto #0
-__all__ = ['SANDBOX_ENV', 'GRACE', 'STARTUP', 'MAX_CODE', 'CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES',
-           'CODE_TAXONOMY', 'LCB_PRELUDE', 'LCB_FIELDS', 'CODE_GUIDE', 'SandboxUnavailable', 'Limits', 'Run',
-           'box_view', 'seccomp_filter', 'isolation_prefix', 'refusal', 'parse_message', 'run_program', 'lines_match',
-           'same_json', 'same_value', 'Verdict', 'run_tests', 'run_many', 'extract_code', 'Variant', 'CodeSubskill',
-           'make_task', 'CodeDomain', 'quality_filter', 'pickled_string', 'decode_private_tests', 'lcb_task',
-           'load_livecodebench', 'livecodebench_splits', 'CodeTest', 'CodeItem']
-
-# %% ../../nbs/12_domains.code.ipynb #00c96393
-SANDBOX_ENV = 'DATAENVGYM_SANDBOX'
-
-class SandboxUnavailable(RuntimeError):
-    "Untrusted code cannot be isolated on this machine: the message says why, and how to fix it or opt out."
-
-@dataclass(frozen=True)
-class Limits:
-    "Limits of one sandboxed run: seconds per test, memory, stdout and file size, open files, the box's disk; and its isolation."
-    timeout: float = 2.0
-    memory_mb: int = 512
-    output_mb: int = 8
-    open_files: int = 64
-    disk_mb: int = 64
-    isolation: str | None = None   # 'os' or 'best-effort'; None: $DATAENVGYM_SANDBOX, else 'os'
-
-    @property
-    def mode(self) -> str:
-        "The isolation a run gets: `isolation`, else the environment variable, else 'os'."
-        mode = self.isolation or os.environ.get(SANDBOX_ENV) or 'os'
-        return check_choice(mode, ('os', 'best-effort'), 'isolation')
-
-    def rlimits(self, n_tests: int) -> dict[str, int]:
-        "The `resource` limits the child sets on itself."
-        return {'RLIMIT_AS': self.memory_mb << 20, 'RLIMIT_CPU': int(self.timeout * max(1, n_tests)) + 2,
-                'RLIMIT_FSIZE': self.output_mb << 20, 'RLIMIT_NOFILE': self.open_files, 'RLIMIT_CORE': 0,
-                'RLIMIT_NPROC': 0, 'RLIMIT_MSGQUEUE': 0}
-
-@dataclass(frozen=True)
-class Run:
-    "What one sandboxed process did: `status` 'ok', 'error' or 'timeout'; its stdout; its per-call reports; the error."
-    status: str
-    stdout: str = ''
-    calls: list[dict] = field(default_factory=list)
-    error: str = ''
-    seconds: float = 0.0
-
-# %% ../../nbs/12_domains.code.ipynb #fd0de871
-def _under(path: str, root: str) -> bool: return path == root or path.startswith(root.rstrip('/') + '/')
-
-@cache
-def _interpreter() -> dict:
-    "The base interpreter (not a virtual environment's): its executable, prefixes and site-packages folders."
-    exe = os.path.realpath(getattr(sys, '_base_executable', None) or sys.executable)
-    ask = ('import json, site, sys, sysconfig; p = sysconfig.get_paths(); print(json.dumps({"prefix": sys.prefix, '
-           '"exec_prefix": sys.exec_prefix, "site": site.getsitepackages() + [p["purelib"], p["platlib"]]}))')
-    out = subprocess.run([exe, '-I', '-S', '-c', ask], capture_output=True, text=True, timeout=60, env={})
-    return {'exe': exe, **json.loads(out.stdout)}
-
-def _hidden(interp: dict) -> set[str]:
-    "Folders the box must not see even under a bound one: site-packages, a virtual environment, this package, its repository."
-    pkg = Path(sys.modules[Task.__module__].__file__).resolve().parent   # this package (core's folder)
-    out = {*interp['site'], str(pkg), sys.prefix if sys.prefix != sys.base_prefix else ''}
-    if (pkg.parent/'pyproject.toml').exists(): out.add(str(pkg.parent))
-    return {os.path.realpath(d) for d in out if d and os.path.isdir(d)}
-
-def _parents(d: str) -> list[str]:
-    "`--dir` arguments for the folders above `d`, readable by anyone (bwrap would copy `/root`'s 0700)."
-    return [a for p in reversed(Path(d).parents) if str(p) != '/' for a in ('--perms', '0755', '--dir', str(p))]
-
-def box_view(interp: dict | None = None) -> list[str]:
-    "bwrap arguments for the box's read-only view: /usr and its links, the interpreter's prefix minus site-packages, /proc, /dev."
-    interp, args, roots = interp or _interpreter(), [], []
-    for d in ('/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin'):
-        if os.path.islink(d): args += ['--symlink', os.readlink(d), d]
-        elif os.path.isdir(d): args += ['--ro-bind', d, d]; roots.append(d)
-    for d in dict.fromkeys(os.path.realpath(p) for p in (interp['prefix'], interp['exec_prefix'], os.path.dirname(interp['exe']))):
-        if not any(_under(d, r) for r in roots): args += [*_parents(d), '--ro-bind', d, d]; roots.append(d)
-    for d in sorted(_hidden(interp)):
-        if d not in roots and any(_under(d, r) for r in roots): args += ['--tmpfs', d, '--remount-ro', d]
-    args += ['--perms', '0755', '--dir', '/dev']   # bwrap would make it 0700, closed to nobody
-    for dev in ('null', 'zero', 'full', 'random', 'urandom'): args += ['--dev-bind', f'/dev/{dev}', f'/dev/{dev}']
-    for i, name in enumerate(('stdin', 'stdout', 'stderr')): args += ['--symlink', f'/proc/self/fd/{i}', f'/dev/{name}']
-    return args + ['--symlink', '/proc/self/fd', '/dev/fd', '--proc', '/proc']
-
-# %% ../../nbs/12_domains.code.ipynb #57542b9d
-_NOBODY = 65534
-
-def _namespaces(root: bool) -> list[str]:
-    "bwrap's namespaces, session and environment; as root, no user namespace (setpriv drops to nobody), else one mapping to the caller."
-    common = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'box',
-              '--die-with-parent', '--new-session', '--clearenv', '--setenv', 'LANG', 'C.UTF-8']
-    if root: return common + ['--cap-drop', 'ALL'] + [a for cap in ('SETUID', 'SETGID', 'SETPCAP') for a in ('--cap-add', f'CAP_{cap}')]
-    return common + ['--unshare-user', '--disable-userns', '--uid', str(_NOBODY), '--gid', str(_NOBODY), '--cap-drop', 'ALL']
-
-def _as_nobody(root: bool) -> list[str]:
-    "As root, the command that starts the interpreter as nobody, with no capabilities at all and the parent-death signal re-armed."
-    if not root: return []
-    return [shutil.which('setpriv') or 'setpriv', '--reuid', str(_NOBODY), '--regid', str(_NOBODY), '--clear-groups',
-            '--inh-caps', '-all', '--bounding-set', '-all', '--pdeathsig', 'KILL', '--']
-
-# %% ../../nbs/12_domains.code.ipynb #f3f9f042
-# system call → (x86_64 number, aarch64 number); None where the architecture has no such call
-_SYSCALLS = {
-    'ptrace': (101, 117), 'process_vm_readv': (310, 270), 'process_vm_writev': (311, 271), 'kcmp': (312, 272),
-    'pidfd_open': (434, 434), 'pidfd_send_signal': (424, 424), 'pidfd_getfd': (438, 438),
-    'setpriority': (141, 140), 'ioprio_set': (251, 30), 'mknod': (133, None), 'mknodat': (259, 33),
-    'name_to_handle_at': (303, 264), 'open_by_handle_at': (304, 265), 'mount': (165, 40), 'umount2': (166, 39),
-    'pivot_root': (155, 41), 'chroot': (161, 51), 'open_tree': (428, 428), 'move_mount': (429, 429),
-    'fsopen': (430, 430), 'fsconfig': (431, 431), 'fsmount': (432, 432), 'fspick': (433, 433),
-    'mount_setattr': (442, 442), 'fanotify_init': (300, 262), 'quotactl': (179, 60), 'swapon': (167, 224),
-    'swapoff': (168, 225), 'setns': (308, 268), 'unshare': (272, 97), 'memfd_create': (319, 279),
-    'memfd_secret': (447, 447), 'shmget': (29, 194), 'shmat': (30, 196), 'msgget': (68, 186), 'mq_open': (240, 180),
-    'userfaultfd': (323, 282), 'keyctl': (250, 219), 'add_key': (248, 217), 'request_key': (249, 218),
-    'bpf': (321, 280), 'perf_event_open': (298, 241), 'io_uring_setup': (425, 425), 'io_uring_enter': (426, 426),
-    'io_uring_register': (427, 427), 'init_module': (175, 105), 'finit_module': (313, 273),
-    'delete_module': (176, 106), 'kexec_load': (246, 104), 'kexec_file_load': (320, 294), 'reboot': (169, 142),
-    'acct': (163, 89), 'syslog': (103, 116), 'settimeofday': (164, 170), 'clock_settime': (227, 112),
-    'adjtimex': (159, 171), 'clock_adjtime': (305, 266), 'sethostname': (170, 161), 'setdomainname': (171, 162),
-    'iopl': (172, None), 'ioperm': (173, None), 'vhangup': (153, 58), 'personality': (135, 92), 'socket': (41, 198)}
-_ARCHES = {'x86_64': (0, 0xC000003E), 'amd64': (0, 0xC000003E), 'aarch64': (1, 0xC00000B7), 'arm64': (1, 0xC00000B7)}
-_CLONE, _CLONE3, _IOCTL = (56, 220), (435, 435), (16, 29)
-_CLONE_NEW = 0x7E020080   # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME
-_IOCTLS = (0x5412, 0x541C, 0x40086602, 0x40046602, 0x401C5820)   # TIOCSTI, TIOCLINUX, FS_IOC_SETFLAGS (64, 32), FS_IOC_FSSETXATTR
-_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06      # BPF_LD|W|ABS, BPF_JMP|JEQ|K, …|JGE|K, …|JSET|K, BPF_RET|K
-_ALLOW, _KILL, _ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-
-def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
-    "One BPF instruction (`struct sock_filter`)."
-    return struct.pack('=HBBI', code, jt, jf, k)
-
-def seccomp_filter(machine: str | None = None) -> bytes | None:
-    "The box's seccomp program for `machine` (default: this one): EPERM for the calls above, a foreign ABI killed; None if unknown."
-    if (arch := _ARCHES.get((machine or platform.machine()).lower())) is None: return None
-    col, audit = arch
-    eperm = _bpf(_RET, _ERRNO | errno.EPERM)
-    prog = [_bpf(_LD, 4), _bpf(_JEQ, audit, 1, 0), _bpf(_RET, _KILL), _bpf(_LD, 0),   # seccomp_data.arch, then .nr
-            _bpf(_JGE, 0x40000000, 0, 1), eperm]                                     # x32 numbers have bit 30 set
-    for nr in sorted({t[col] for t in _SYSCALLS.values() if t[col] is not None}): prog += [_bpf(_JEQ, nr, 0, 1), eperm]
-    prog += [_bpf(_JEQ, _CLONE3[col], 0, 1), _bpf(_RET, _ERRNO | errno.ENOSYS),
-             _bpf(_JEQ, _CLONE[col], 0, 3), _bpf(_LD, 16), _bpf(_JSET, _CLONE_NEW, 0, 1), eperm, _bpf(_LD, 0),
-             _bpf(_JEQ, _IOCTL[col], 0, 1 + 2 * len(_IOCTLS)), _bpf(_LD, 24)]      # the request: args[1]'s low word
-    for req in _IOCTLS: prog += [_bpf(_JEQ, req, 0, 1), eperm]
-    return b''.join(prog + [_bpf(_RET, _ALLOW)])
-
-# %% ../../nbs/12_domains.code.ipynb #4a454ff6
-_BOOT = r"""
-import json, os, resource, signal, sys
-job = json.load(os.fdopen(int(sys.argv[1]), encoding='utf-8'))
-report = os.fdopen(int(sys.argv[2]), 'w', encoding='utf-8', buffering=1)
-def send(**msg): report.write(json.dumps(msg) + '\n')
-for name, value in job['limits'].items(): resource.setrlimit(getattr(resource, name), (value, value))
-BOX, PID = os.path.realpath(os.getcwd()), os.getpid()
-WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-DENY = {'os.fork', 'os.forkpty', 'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'subprocess.Popen', 'os.link',
-        'os.symlink', 'os.setxattr', 'os.removexattr', 'resource.setrlimit', 'resource.prlimit',
-        'signal.pthread_kill'}
-DENY_MODULES = {'ctypes', '_ctypes', '_posixsubprocess', '_xxsubinterpreters', '_testcapi', '_testinternalcapi'}
-PATHS = {'os.remove': ((0,), (1,)), 'os.rmdir': ((0,), (1,)), 'os.mkdir': ((0,), (2,)), 'os.rename': ((0, 1), (2, 3)),
-         'os.chmod': ((0,), (2,)), 'os.chown': ((0,), (3,)), 'os.truncate': ((0,), ()), 'os.utime': ((0,), (3,))}
-
-def inside(path):
-    if isinstance(path, int): return False
-    p = os.path.realpath(os.fsdecode(path))
-    return p == BOX or p.startswith(BOX + os.sep)
-
-def refuse(what): raise PermissionError(f'sandbox: {what} is not allowed')
-
-def hook(event, args):
-    if event == 'open':
-        path, mode, flags = args
-        if isinstance(path, int) or inside(path): return
-        if (flags or 0) & WRITE or (mode and any(c in mode for c in 'wax+')): refuse(f'writing {os.fsdecode(path)!r}')
-        if os.path.isdir(os.fsdecode(path)): refuse(f'opening the directory {os.fsdecode(path)!r}')
-    elif event in ('os.kill', 'os.killpg'):
-        if args[0] not in (0, PID): refuse(f'{event} of pid {args[0]}')
-    elif event == 'import':
-        if args[0] in DENY_MODULES: raise ImportError(f'sandbox: importing {args[0]} is not allowed')
-    elif event in DENY or event.startswith(('socket.', 'ctypes.')): refuse(event)
-    elif event in PATHS:
-        paths, fds = PATHS[event]
-        if any(args[i] not in (None, -1) for i in fds if i < len(args)) or not all(inside(args[i]) for i in paths):
-            refuse(f'{event} outside the working directory')
-
-import _thread
-def no_threads(*args, **kwargs): refuse('starting a thread')
-_thread.start_new_thread = _thread.start_new = no_threads  # also stopped by RLIMIT_NPROC, except for root (best-effort)
-
-class Timeout(BaseException): pass
-def alarm(*_): raise Timeout()
-signal.signal(signal.SIGALRM, alarm)
-
-def describe(e):
-    try:
-        tb, line = e.__traceback__, None
-        while tb:
-            if tb.tb_frame.f_code.co_filename == '<solution>': line = tb.tb_lineno
-            tb = tb.tb_next
-        return (f'{type(e).__name__}: {e}'[:300] + (f' (line {line})' if line else ''))
-    except BaseException: return 'an exception that cannot be printed'
-
-def plain(x):
-    if isinstance(x, (list, tuple)): return [plain(v) for v in x]
-    if isinstance(x, dict): return {k: plain(v) for k, v in x.items()}
-    return x
-
-def encode(x):
-    try: return {'got': json.dumps(plain(x))}
-    except BaseException:
-        try: return {'unjsonable': repr(x)[:300]}
-        except BaseException: return {'unjsonable': 'an object that cannot be printed'}
-
-code, prelude, calls, TIMEOUT, FUNC = job['code'], job['prelude'], job['calls'], job['timeout'], job['func']
-ns = {'__name__': job['module'], '__builtins__': __builtins__}
-del job
-sys.addaudithook(hook)
-send(begin=True)
-try:
-    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
-    exec(compile(prelude, '<prelude>', 'exec'), ns)
-    exec(compile(code, '<solution>', 'exec'), ns)
-    signal.setitimer(signal.ITIMER_REAL, 0)
-except SystemExit as e:
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    if e.code not in (None, 0): raise
-except Timeout: send(timeout=True); calls = None
-except BaseException as e: signal.setitimer(signal.ITIMER_REAL, 0); send(error=describe(e)); calls = None
-if calls is not None:
-    try:
-        fn = getattr(ns['Solution'](), FUNC) if isinstance(ns.get('Solution'), type) else ns[FUNC]
-        if not callable(fn): raise TypeError(f'{FUNC} is not a function')
-        send(ready=True)
-    except BaseException as e: send(error=f'no function {FUNC}: ' + describe(e)); calls = []
-    for i, args in enumerate(calls):
-        try:
-            args = [json.loads(line) for line in args.split('\n')] if args.strip() else []
-            signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
-            got = fn(*args)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        except Timeout: send(i=i, timeout=True); break
-        except BaseException as e: signal.setitimer(signal.ITIMER_REAL, 0); send(i=i, error=describe(e)); break
-        send(i=i, **encode(got))
-try: sys.stdout.flush()
-except BaseException as e: send(error=describe(e))
-"""
-
-# %% ../../nbs/12_domains.code.ipynb #45757844
-GRACE, STARTUP = 1.0, 20.0   # seconds past a test's limit before the box is killed; seconds for the box to start
-
-def _ready(fd: int, deadline: float) -> bool:
-    "Can `fd` be read (or has it ended) before `deadline`?"
-    p = select.poll(); p.register(fd, select.POLLIN)
-    return bool(p.poll(max(0.0, deadline - time.monotonic()) * 1000))
-
-def _read(fd: int, deadline: float, size: int = 1 << 16) -> bytes | None:
-    "Up to `size` bytes from `fd`: b'' at its end, None if nothing came before `deadline`."
-    return os.read(fd, size) if _ready(fd, deadline) else None
-
-class _Box:
-    "A running sandboxed process with its report pipe, bwrap's info pipe and stdout file (best-effort: its folder); leaving it kills and cleans up."
-    def __init__(self, proc, reply, info, out, work): self.proc, self.reply, self.info, self.out, self.work = proc, reply, info, out, work
-    def __enter__(self): return self
-    def __exit__(self, *exc):
-        self.stop()
-        for fd in (self.reply, self.info): os.close(fd)
-        self.out.close()
-        if self.work: shutil.rmtree(self.work, ignore_errors=True)
-
-    def exited(self, seconds: float) -> bool:
-        "Wait up to `seconds` for the process to exit, without reaping it (so its process group stays ours to kill)."
-        try: fd = os.pidfd_open(self.proc.pid)
-        except (AttributeError, OSError):
-            try: self.proc.wait(seconds); return True
-            except subprocess.TimeoutExpired: return False
-        try: return _ready(fd, time.monotonic() + seconds)
-        finally: os.close(fd)
-
-    def _kill_inside(self) -> None:
-        "SIGKILL the box's init (bwrap's info pipe names it): the kernel kills the rest of the box, and bwrap reaps the init."
-        try:
-            pid = json.loads(_read(self.info, time.monotonic()) or b'{}').get('child-pid')
-            fd = os.pidfd_open(pid)   # pins that very process: the check and the kill below cannot hit a reused pid
-        except (OSError, ValueError, TypeError, AttributeError): return
-        try:
-            if Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[1] == str(self.proc.pid):
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-        except (OSError, IndexError): pass
-        finally: os.close(fd)
-
-    def stop(self) -> int:
-        "Kill the box (its init first), then the process group; reap the leader; the exit status."
-        if self.proc.returncode is None:
-            if not self.exited(0): self._kill_inside(); self.exited(GRACE)
-            try: os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError): pass
-            self.proc.wait()
-        return self.proc.returncode
-
-# %% ../../nbs/12_domains.code.ipynb #8f863ebd
-@cache
-def _unshare_net() -> tuple[str, ...]:
-    "`unshare` arguments for an empty network namespace where this machine allows it (the best-effort mode's one namespace)."
-    if not (exe := shutil.which('unshare')) or not sys.platform.startswith('linux'): return ()
-    for args in ((exe, '-n'), (exe, '-rn')):
-        try:
-            if subprocess.run([*args, 'true'], capture_output=True, timeout=10).returncode == 0: return args
-        except (OSError, subprocess.SubprocessError): pass
-    return ()
-
-def _command(prefix: tuple[str, ...], seccomp_fd: int, info_fd: int, limits: Limits) -> list[str]:
-    "The interpreter's command line: inside bwrap after `prefix`, with seccomp, bwrap's info pipe and a private /tmp; or bare."
-    if not prefix: return [*_unshare_net(), sys.executable]
-    return [*prefix, '--seccomp', str(seccomp_fd), '--info-fd', str(info_fd), '--perms', '1777', '--size', str(limits.disk_mb << 20),
-            '--tmpfs', '/tmp', '--remount-ro', '/', '--chdir', '/tmp', '--', *_as_nobody(os.geteuid() == 0), _interpreter()['exe']]
-
-def _spawn(prefix: tuple[str, ...], boot: str, job: dict, stdin: bytes, limits: Limits) -> _Box:
-    "Start `boot` on `job` in a box (no `prefix`: best-effort, in a fresh folder); only the job, stdin and a report pipe go in."
-    jf, fin, fout = tempfile.TemporaryFile(), tempfile.TemporaryFile(), tempfile.TemporaryFile()
-    jf.write(json.dumps(job).encode()); jf.seek(0); fin.write(stdin); fin.seek(0)
-    (rd, wr), (sr, sw), (ir, iw) = os.pipe(), os.pipe(), os.pipe()
-    fds, work = [jf.fileno(), wr, sr, iw], None if prefix else tempfile.mkdtemp(prefix='dataenvgym-box-')
-    try:
-        try:
-            if prefix: os.write(sw, seccomp_filter())
-        finally: os.close(sw)
-        proc = subprocess.Popen([*_command(prefix, sr, iw, limits), '-I', '-S', '-B', '-c', boot, str(jf.fileno()), str(wr)],
-                                stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, cwd=work, env={'LANG': 'C.UTF-8'},
-                                pass_fds=fds, start_new_session=True)
-    except BaseException:
-        for fd in (rd, ir): os.close(fd)
-        fout.close()
-        if work: shutil.rmtree(work, ignore_errors=True)
-        raise
-    finally:
-        for f in (jf, fin): f.close()
-        for fd in (wr, sr, iw): os.close(fd)
-    return _Box(proc, rd, ir, fout, work)
-
-# %% ../../nbs/12_domains.code.ipynb #eadfdf42
-_PROBE = r"""
-import os, sys
-status = dict(line.split(':', 1) for line in open('/proc/self/status'))
-caps = [int(status[c], 16) for c in ('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb')]
-ok = (status['Seccomp'].strip() == '2' and status['NoNewPrivs'].strip() == '1' and not any(caps)
-      and os.getuid() != 0 and not os.access('/proc/sys/kernel/core_pattern', os.W_OK))
-os.write(int(sys.argv[2]), b'ok' if ok else b'not isolated')
-"""
-
-@cache
-def _isolation() -> tuple[tuple[str, ...], str]:
-    "The bwrap command up to the per-run part and '', or () and why no box can be built on this machine."
-    if not sys.platform.startswith('linux'): return (), f'bubblewrap needs Linux (this is {sys.platform})'
-    if not (bwrap := shutil.which('bwrap')): return (), 'bubblewrap is not installed'
-    if seccomp_filter() is None: return (), f'there is no seccomp table for the {platform.machine()} architecture'
-    if os.geteuid() == 0 and not shutil.which('setpriv'): return (), 'setpriv (util-linux), which starts the box as nobody, is not installed'
-    try: prefix = (bwrap, *_namespaces(os.geteuid() == 0), *box_view())
-    except (OSError, ValueError, subprocess.SubprocessError) as e: return (), f'the interpreter could not be inspected ({e})'
-    try:
-        with _spawn(prefix, _PROBE, {}, b'', Limits()) as box:
-            said, rc = _read(box.reply, time.monotonic() + 30) or b'', box.stop()
-    except OSError as e: return (), f'bubblewrap did not start ({e})'
-    if said != b'ok': return (), f'bubblewrap could not build the box (it said {said!r}, exit status {rc})'
-    return prefix, ''
-
-def isolation_prefix() -> tuple[str, ...]:
-    "The bubblewrap command line up to the per-run part (seccomp, /tmp, the program); () where code cannot be isolated here."
-    return _isolation()[0]
-
-def refusal(why: str | None = None) -> str:
-    "Why untrusted code will not run here (default: this machine's reason) and what to do; '' where it will."
-    why = _isolation()[1] if why is None else why
-    return why and (f'cannot isolate untrusted code: {why}. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) '
-                    f'on Linux with user namespaces enabled (or run as root); or, only for code you trust, opt in to the '
-                    f"weaker sandbox with Limits(isolation='best-effort') or {SANDBOX_ENV}=best-effort.")
-
-# %% ../../nbs/12_domains.code.ipynb #573cf6b1
-_SHAPES = {frozenset(k.split()) for k in ('begin', 'ready', 'error', 'timeout', 'i got', 'i unjsonable', 'i error', 'i timeout')}
-_TYPES = {'begin': bool, 'ready': bool, 'timeout': bool, 'i': int, 'got': str, 'unjsonable': str, 'error': str}
-
-def parse_message(line: bytes) -> dict | None:
-    "One line of a box's report as a dict of a known shape with exactly typed values, else None; it never raises."
-    try: msg = json.loads(line)
-    except Exception: return None   # not UTF-8, not JSON, nested too deep, a number too long…
-    if not isinstance(msg, dict) or frozenset(msg) not in _SHAPES: return None
-    if any(type(v) is not _TYPES[k] or v is False for k, v in msg.items()): return None
-    return msg
-
-# %% ../../nbs/12_domains.code.ipynb #dbb5b4b7
-class _Reader:
-    "A report's messages, each awaited until a deadline, at most `cap` bytes in all."
-    def __init__(self, fd: int, cap: int): self.fd, self.buf, self.left = fd, bytearray(), cap
-
-    def next(self, seconds: float) -> dict | str:
-        "The next message, or 'late', 'eof', 'oversized' or 'malformed'."
-        deadline = time.monotonic() + seconds
-        while (end := self.buf.find(b'\n')) < 0:
-            if (chunk := _read(self.fd, deadline)) is None: return 'late'
-            if not chunk: return 'malformed' if self.buf else 'eof'
-            if (left := self.left - len(chunk)) < 0: return 'oversized'
-            self.left = left; self.buf += chunk
-        line = bytes(self.buf[:end]); del self.buf[:end + 1]
-        return parse_message(line) or 'malformed'
-
-def _stopped(m: dict | str) -> dict | str: return 'stopped' if m == 'eof' else m
-
-def _read_report(r: _Reader, functional: bool, n: int, step: float) -> tuple[list[dict], dict | str]:
-    "The validated call reports, and how the report ended: 'complete', 'stopped' (too early), a problem, or the message that ended it."
-    if (m := r.next(STARTUP)) != {'begin': True}: return [], _stopped(m)
-    calls = []
-    if functional:
-        if (m := r.next(step)) != {'ready': True}: return [], _stopped(m)
-        for i in range(n):
-            if not (isinstance(m := r.next(step), dict) and m.get('i') == i): return calls, _stopped(m)
-            calls.append(m)
-            if 'error' in m or 'timeout' in m: return calls, m
-    m = r.next(GRACE if functional else step)
-    return calls, 'complete' if m == 'eof' else m
-
-# %% ../../nbs/12_domains.code.ipynb #ab9ba553
-_SIGNALS = {signal.SIGXCPU: 'timeout', signal.SIGXFSZ: 'output limit exceeded', signal.SIGSEGV: 'crashed (SIGSEGV; recursion too deep?)',
-            signal.SIGKILL: 'killed (out of memory?)'}
-
-def _exit_problem(rc: int, os_mode: bool) -> str:
-    "'' for a clean exit, else what the exit status says."
-    if rc == 0: return ''
-    sig = -rc if rc < 0 else rc - 128 if os_mode and rc > 128 else None
-    return _SIGNALS.get(sig, f'killed by signal {sig}') if sig else f'exited with status {rc}'
-
-def _outcome(end: dict | str, rc: int, os_mode: bool) -> tuple[str, str]:
-    "(status, error) of a run, from how its report ended and its exit status."
-    why = _exit_problem(rc, os_mode)
-    if end == 'late' or why == 'timeout' or (isinstance(end, dict) and end.get('timeout')): return 'timeout', 'timed out'
-    if isinstance(end, dict) and 'error' in end: return 'error', end['error']
-    if end in ('complete', 'stopped') and why: return 'error', why
-    if end == 'complete': return 'ok', ''
-    if end == 'stopped': return 'error', 'the program stopped before it reported'
-    if end == 'oversized': return 'error', 'the report is larger than the output limit'
-    return 'error', 'the report was malformed or out of order'
-
-# %% ../../nbs/12_domains.code.ipynb #210d966c
-def run_program(code: str, *, stdin: str = '', func_name: str | None = None, calls: Sequence[str] | None = None,
-                prelude: str = '', module: str = '__main__', limits: Limits = Limits()) -> Run:
-    "Run untrusted `code` (after a trusted `prelude`) in the sandbox: as a program reading `stdin`, or, with `func_name`, calling it on each of `calls`."
-    os_mode = limits.mode == 'os'
-    if os_mode and not isolation_prefix(): raise SandboxUnavailable(refusal())
-    n, start, cap = len(calls) if calls is not None else 1, time.monotonic(), limits.output_mb << 20
-    job = {'code': code, 'prelude': prelude, 'calls': None if func_name is None else list(calls or []), 'func': func_name,
-           'module': module, 'timeout': float(limits.timeout), 'limits': limits.rlimits(n)}
-    with _spawn(isolation_prefix() if os_mode else (), _BOOT, job, stdin.encode('utf-8', 'surrogatepass'), limits) as box:
-        got, end = _read_report(_Reader(box.reply, cap), func_name is not None, n, limits.timeout + GRACE)
-        if end == 'complete' or isinstance(end, dict):   # the report ended: give the box a moment to exit (and flush stdout)
-            if not box.exited(GRACE) and end == 'complete': end = 'late'
-        status, error = _outcome(end, box.stop(), os_mode)
-        box.out.seek(0)
-        out = box.out.read(cap).decode('utf-8', 'replace')
-    return Run(status, out, got, error, time.monotonic() - start)
-
-# %% ../../nbs/12_domains.code.ipynb #1575de3a
-def lines_match(got: str, expected: str) -> bool:
-    "Do two program outputs agree, by LiveCodeBench's stdin rules (stripped lines; equal text or equal decimal tokens)?"
-    a, b = [l.strip() for l in got.strip().split('\n')], [l.strip() for l in expected.strip().split('\n')]
-    if len(a) != len(b): return False
-    for x, y in zip(a, b):
-        if x == y: continue
-        try:
-            if [Decimal(t) for t in x.split()] != [Decimal(t) for t in y.split()]: return False
-        except (InvalidOperation, ValueError): return False
-    return True
-
-def _kind(x: Any) -> str:
-    "A parsed JSON value's JSON type ('bool' is not 'number')."
-    return 'bool' if isinstance(x, bool) else 'number' if isinstance(x, (int, float)) else type(x).__name__
-
-def same_json(a: Any, b: Any) -> bool:
-    "Are parsed JSON values `a` and `b` equal type for type (`true` is not `1`; `1.0` is `1`)? Iterative, so any depth."
-    todo = [(a, b)]
-    while todo:
-        x, y = todo.pop()
-        if _kind(x) != _kind(y): return False
-        if isinstance(x, list):
-            if len(x) != len(y): return False
-            todo += zip(x, y)
-        elif isinstance(x, dict):
-            if x.keys() != y.keys(): return False
-            todo += ((x[k], y[k]) for k in x)
-        elif x != y: return False
-    return True
-
-def same_value(got: str, expected: str) -> bool:
-    "Is the JSON `got` the JSON `expected`, type for type (as text if `expected` is not JSON)? It never raises."
-    try: exp = json.loads(expected)
-    except ValueError: return got == expected
-    try: return same_json(json.loads(got), exp)
-    except Exception: return False
-
-# %% ../../nbs/12_domains.code.ipynb #1679b0f6
-MAX_CODE = 1_000_000
-
-@dataclass(frozen=True)
-class Verdict:
-    "Code run against tests: `status` 'pass', 'fail', 'error' or 'timeout'; the first test that did not pass, and why."
-    status: str
-    passed: int
-    total: int
-    test: int | None = None
-    expected: str = ''
-    got: str = ''
-    error: str = ''
-    seconds: float = 0.0
-
-    @property
-    def correct(self) -> bool: return self.status == 'pass'
-
-    def feedback(self, n_public: int | None = None) -> str:
-        "One line saying what happened; tests from index `n_public` on are hidden, so their values are not shown."
-        head = f'passed {self.passed}/{self.total} tests'
-        if self.status == 'pass' or self.test is None: return head if self.status == 'pass' else f'{self.status}: {self.error}'
-        hidden = n_public is not None and self.test >= n_public
-        which = f'{"hidden" if hidden else "public"} test {self.test}' if n_public is not None else f'test {self.test}'
-        if self.status == 'fail':
-            return f'{head}; {which} failed' + ('' if hidden else f': expected {self.expected[:200]}, got {self.got[:200]}')
-        return f'{head}; {which}: {self.status}' + (f' ({self.error})' if self.error else '')
-
-def _short(s: str, n: int = 300) -> str: return s if len(s) <= n else s[:n] + '…'
-
-def _functional(code: str, tests: Sequence[dict], func_name: str, prelude: str, limits: Limits) -> Verdict:
-    run = run_program(code, func_name=func_name, calls=[t['input'] for t in tests], prelude=prelude, module='solution', limits=limits)
-    by_index, passed, first = {c['i']: c for c in run.calls}, 0, None
-    for i, t in enumerate(tests):
-        c = by_index.get(i)
-        if c is None: v = Verdict(run.status if run.status != 'ok' else 'error', 0, len(tests), i, error=run.error or 'no result')
-        elif 'got' in c and same_value(c['got'], t['output']): passed += 1; continue
-        elif 'got' in c or 'unjsonable' in c: v = Verdict('fail', 0, len(tests), i, t['output'], _short(c.get('got', c.get('unjsonable', ''))))
-        else: v = Verdict('timeout' if c.get('timeout') else 'error', 0, len(tests), i, error=c.get('error', 'timed out'))
-        first = first or v
-    if first is None and run.status != 'ok': first = Verdict(run.status, passed, len(tests), error=run.error)  # e.g. a non-zero exit
-    if first is None: return Verdict('pass', passed, len(tests), seconds=run.seconds)
-    return Verdict(first.status, passed, len(tests), first.test, first.expected, first.got, first.error, run.seconds)
-
-def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Verdict:
-    seconds = 0.0
-    for i, t in enumerate(tests):
-        run = run_program(code, stdin=t['input'], prelude=prelude, limits=limits)
-        seconds += run.seconds
-        if run.status != 'ok': return Verdict(run.status, i, len(tests), i, error=run.error, seconds=seconds)
-        if not lines_match(run.stdout, t['output']):
-            return Verdict('fail', i, len(tests), i, t['output'], _short(run.stdout), seconds=seconds)
-    return Verdict('pass', len(tests), len(tests), seconds=seconds)
-
-def run_tests(code: str, tests: Sequence[dict], func_name: str | None = None, *, prelude: str = '',
-              limits: Limits = Limits()) -> Verdict:
-    "Run `code` against `tests` in the sandbox: call `func_name` on functional tests, else feed each test's stdin."
-    if not tests: return Verdict('error', 0, 0, error='there are no tests')
-    if len(code) > MAX_CODE: return Verdict('error', 0, len(tests), 0, error=f'the code is longer than {MAX_CODE:,} characters')
-    if func_name: return _functional(code, tests, func_name, prelude, limits)
-    return _stdin(code, tests, prelude, limits)
-
-# %% ../../nbs/12_domains.code.ipynb #f743512d
-def run_many(fn: Callable[..., Any], items: Sequence, workers: int | None = None) -> list:
-    "`[fn(*item) for item in items]`, run by `workers` threads (default: one per core), in order."
-    workers = max(1, workers or os.cpu_count() or 1)
-    if workers == 1 or len(items) <= 1: return [fn(*it) for it in items]
-    with ThreadPoolExecutor(workers) as pool: return list(pool.map(lambda it: fn(*it), items))
+__all__ = ['CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES', 'CODE_TAXONOMY', 'LCB_PRELUDE', 'LCB_FIELDS',
+           'CODE_GUIDE', 'extract_code', 'Variant', 'CodeSubskill', 'make_task', 'CodeDomain', 'quality_filter',
+           'pickled_string', 'decode_private_tests', 'lcb_task', 'load_livecodebench', 'livecodebench_splits',
+           'CodeTest', 'CodeItem']
 
 # %% ../../nbs/12_domains.code.ipynb #5c51a12c
-_FENCE = re.compile(r'```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:\n[ \t]*```|\Z)', re.S)
+_LANG, _CLOSE = re.compile(r'[ \t]*([A-Za-z0-9_+-]*)'), re.compile(r'\n[ \t]*```')
+
+def _fenced(text: str) -> Iterator[tuple[str, str]]:
+    "(language, code) of each fenced block: ``` and its tag, the line's end, the code up to a line opening ``` or the end."
+    pos = 0
+    while (start := text.find('```', pos)) >= 0 and (eol := text.find('\n', start + 3)) >= 0:
+        close = _CLOSE.search(text, eol + 1)
+        yield _LANG.match(text, start + 3, eol).group(1), text[eol + 1:close.start() if close else len(text)]
+        if not close: return
+        pos = close.end()
 
 def extract_code(response: str) -> str:
     "The code in a response: its last ```python (or untagged) fenced block, else all of it."
     if not isinstance(response, str): return ''
-    blocks = [code for lang, code in _FENCE.findall(response) if lang.lower() in ('', 'python', 'py', 'python3')]
+    blocks = [code for lang, code in _fenced(response) if lang.lower() in ('', 'python', 'py', 'python3')]
     return (blocks[-1] if blocks else response).strip('\n')
 
 # %% ../../nbs/12_domains.code.ipynb #6679ef0f
@@ -916,23 +367,16 @@ def make_task(subskill: str, level: int, rng: random.Random, n_public: int = 2, 
                 metadata={'func_name': name, 'public_tests': tests[:n_public], 'hidden_tests': tests[n_public:]})
 
 # %% ../../nbs/12_domains.code.ipynb #45e7df18
-def _check_tests(tests: Any) -> str:
-    "Why `tests` is not a list of tests in the test format, or '' if it is."
-    if not isinstance(tests, list): return 'the tests are not a list'
-    for i, t in enumerate(tests):
-        if not (isinstance(t, dict) and isinstance(t.get('input'), str) and isinstance(t.get('output'), str)):
-            return f'test {i} is not a dict with string input and output'
-    return ''
-
 class CodeDomain(DomainBase):
     "Python function-writing tasks over a skill taxonomy, generated from a seed and graded by running them in the sandbox."
     name, taxonomy = 'code', CODE_TAXONOMY
     student_settings = {'max_length': 320, 'max_new_tokens': 144}   # `TinyLM` room for the longest prompt and program
 
     def __init__(self, subskills: list[str] | None = None, n_public: int = 2, n_hidden: int = 4,
-                 limits: Limits = Limits(), workers: int | None = None):
+                 limits: Limits = Limits(), workers: int | None = None, hidden_errors: bool = False):
         self.subskills = CODE_TAXONOMY.select(subskills, who='CodeDomain')
         self.n_public, self.n_hidden, self.limits, self.workers = n_public, n_hidden, limits, workers
+        self.hidden_errors = hidden_errors   # show hidden tests' errors in feedback (they can quote the inputs)
 
     def __repr__(self): return f'CodeDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
 
@@ -940,14 +384,24 @@ class CodeDomain(DomainBase):
         return make_task(subskill, level, rng, self.n_public, self.n_hidden)
 
     def grade(self, task: Task, response: str) -> Attempt:
-        "Run the code in `response` on the task's public and hidden tests; correct only if all pass."
-        public, hidden = task.metadata.get('public_tests', []), task.metadata.get('hidden_tests', [])
-        if why := _check_tests(public) or _check_tests(hidden):
-            return Attempt(task=task, response=response, correct=False, feedback=f'the task is malformed: {why}')
-        limits = replace(self.limits, timeout=float(task.metadata.get('timeout', self.limits.timeout)))
-        v = run_tests(extract_code(response), public + hidden, task.metadata.get('func_name'),
-                      prelude=task.metadata.get('prelude', ''), limits=limits)
-        return Attempt(task=task, response=response, correct=v.correct, feedback=v.feedback(len(public)))
+        "Run the code in `response` on the task's public and hidden tests; correct only if all pass. It never raises."
+        try: return self._grade(task, response)
+        except SandboxUnavailable: raise
+        except Exception as e:   # one bad task or a failure of the grader: a failed attempt that says why
+            return Attempt(task=task, response=response if isinstance(response, str) else '', correct=False,
+                           feedback=f'the grader failed: {type(e).__name__}: {e}'[:300])
+
+    def _grade(self, task: Task, response: str) -> Attempt:
+        meta = task.metadata
+        public, hidden, func = meta.get('public_tests', []), meta.get('hidden_tests', []), meta.get('func_name')
+        why = check_tests(public, bool(func)) or check_tests(hidden, bool(func))
+        try: limits = replace(self.limits, timeout=check_timeout(meta.get('timeout', self.limits.timeout)))
+        except ValueError as e: why = why or str(e)
+        if why: return Attempt(task=task, response=response, correct=False, feedback=f'the task is malformed: {why}')
+        code, prelude = extract_code(response), meta.get('prelude', '')
+        v = run_tests(code, public + hidden, func, prelude=prelude, limits=limits)
+        feedback = v.feedback(len(public), self.hidden_errors)
+        return Attempt(task=task, response=response, correct=v.correct, feedback=feedback)
 
     def grade_many(self, tasks: Sequence[Task], responses: Sequence[str], workers: int | None = None) -> list[Attempt]:
         "Grade `responses` to `tasks` in parallel (`workers` threads, default this domain's, else one per core)."
@@ -1005,7 +459,7 @@ def lcb_task(row: dict, where: str) -> Task:
         public, private, meta = json.loads(row['public_test_cases']), decode_private_tests(row['private_test_cases']), json.loads(row['metadata'])
         datetime.fromisoformat(row['contest_date'])
     except ValueError as e: raise JsonlError(f'{where}: {e}') from None
-    if why := _check_tests(public) or _check_tests(private) or ('' if isinstance(meta, dict) else 'metadata is not a JSON object'):
+    if why := check_tests(public) or check_tests(private) or ('' if isinstance(meta, dict) else 'metadata is not a JSON object'):
         raise JsonlError(f'{where}: {why}')
     starter = row['starter_code'].rstrip()
     how = f'Complete this starter code:\n```python\n{starter}\n```' if starter else 'Read the input from stdin and print the answer.'
@@ -1063,6 +517,7 @@ def check_llm_item(self: CodeDomain, item: CodeItem, skill: str = '', subskill: 
     if len(item.tests) < 2: raise Rejected('too few tests', f'{len(item.tests)} test(s); at least 2')
     kind = 'functional' if item.func_name.strip() else 'stdin'
     tests = [{'input': t.input, 'output': t.output, 'testtype': kind} for t in item.tests]
+    if why := check_tests(tests, kind == 'functional'): raise Rejected('malformed tests', why)
     task = Task(domain='code', prompt=item.problem.strip(), answer=item.program, skill=skill, subskill=subskill,
                 difficulty=difficulty, metadata={'func_name': item.func_name.strip() or None, 'public_tests': tests[:1],
                                                  'hidden_tests': tests[1:]})

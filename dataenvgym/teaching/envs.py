@@ -190,13 +190,18 @@ def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[st
     return {**split, 'train': train}
 
 # %% ../../nbs/31_teaching.envs.ipynb #a0aa50d7
+def _grading_problem(domain: Domain, g: Generated) -> str | None:
+    "None if the grader accepts the datum's response, else why not: 'wrong answer', or 'grading failed' if it raised."
+    try: return None if domain.grade(g.task, g.datum.response).correct else 'wrong answer'
+    except Exception: return 'grading failed'   # one bad datum is rejected; the episode goes on
+
 def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: set[str],
                   known: set[str] = frozenset()) -> tuple[list[Datum], dict[str, int]]:
     "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest."
     kept, rejected, seen = [], {}, set(known)
     for g in generated:
         reason = ('exam prompt' if domain.key(g.task) in exam_prompts else 'duplicate' if g.datum.id in seen
-                  else None if domain.grade(g.task, g.datum.response).correct else 'wrong answer')
+                  else _grading_problem(domain, g))
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
     return kept, rejected

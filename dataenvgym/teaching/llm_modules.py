@@ -185,8 +185,10 @@ def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Tas
         pairs = []
         for item in items[:missing]:
             try: pairs += self.domain.check_llm_item(item, skill, sub, level)
-            except ValueError as r:                                 # a domain `Rejected`
-                self._count(getattr(r, 'reason', 'malformed item')); refused.append(_gist(item))
+            except Exception as r:   # a domain's `Rejected`, or any error checking this item: it is rejected
+                default = 'malformed item' if isinstance(r, ValueError) else 'check failed'
+                self._count(getattr(r, 'reason', default))
+                refused.append(_gist(item))
         agreed = self._agreed(pairs)
         refused += [t.prompt[:120] for t, _ in pairs if (t, _) not in agreed]
         for task, response in agreed:
