@@ -272,14 +272,9 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1: raise argparse.ArgumentTypeError(f'expected a whole number of at least 1, got {text!r}')
     return int(text)
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the '
-                'data-repair environment. A mistake in the arguments ends in one line on stderr; --debug shows the traceback.')
-    p.add_argument('--debug', action='store_true', help='on an error, show the full traceback')
-    p.add_argument('--version', action='version', version=f'dataenvgym {__version__}')
-    debug = argparse.ArgumentParser(add_help=False)
-    debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS, help='on an error, show the full traceback')
-    sub = p.add_subparsers(dest='command', required=True)
+# %% ../nbs/80_cli.ipynb #4a53684e
+def _add_student(sub, debug: argparse.ArgumentParser) -> None:
+    "The `student` command: train the domain's student alone."
     s = sub.add_parser('student', parents=[debug], help='train the tiny student on a seeded sample and report per-skill accuracy')
     s.add_argument('--domain', default='math', choices=registered('domain'))
     s.add_argument('--seed', type=int, default=0)
@@ -288,6 +283,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument('--steps', type=_positive, default=None, help="optimiser steps (default: the student's own)")
     s.add_argument('--save', default=None, help='folder to save the student, its report and the test tasks')
     s.add_argument('--json', action='store_true', help='print one JSON object instead of a table')
+
+# %% ../nbs/80_cli.ipynb #0f49bf32
+def _add_teach(sub, debug: argparse.ArgumentParser) -> None:
+    "The `teach` command: a teaching episode from a config and flags, the LLM teacher's among them."
     t = sub.add_parser('teach', parents=[debug], help='run a teaching episode: a teacher writes data, the student retrains, gains are reported')
     t.add_argument('what', nargs='*', metavar='config [NAME]', help='print the run config (a named one, or what --config and the flags make) as YAML')
     t.add_argument('--config', default=None, help='a YAML/JSON file of RunConfig, or a named config: paper/DOMAIN/ENV (GPU), tiny/DOMAIN/ENV; '
@@ -313,6 +312,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument('--llm-mode', default=None, choices=['tools', 'json', 'md_json'], help='how instructor asks for structure')
     g.add_argument('--llm-cache', default=None, help='JSONL file of recorded calls')
     g.add_argument('--llm-cache-mode', default=None, choices=['auto', 'record', 'replay'])
+
+# %% ../nbs/80_cli.ipynb #cde4dc0f
+def _add_sweep(sub, debug: argparse.ArgumentParser) -> None:
+    "The `sweep` command: a grid of teaching episodes over seeds."
     w = sub.add_parser('sweep', parents=[debug], help='run a grid of teaching episodes over seeds; compare the policies, paired, with 95%% CIs')
     w.add_argument('--file', default=None, help='a YAML/JSON sweep file (presets, envs, policies, seeds, iterations); flags override it')
     w.add_argument('--env', nargs='+', default=None, help='environments (default: skill-list)')
@@ -327,6 +330,10 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument('--cpus-per-episode', type=_positive, default=1, help='CPUs (and torch threads) per episode (default 1)')
     w.add_argument('--gpus-per-episode', type=float, default=0, help='GPUs per episode on Ray (default 0)')
     w.add_argument('--json', action='store_true', help='print the summary as one JSON object instead of tables')
+
+# %% ../nbs/80_cli.ipynb #45adb99b
+def _add_train(sub, debug: argparse.ArgumentParser) -> None:
+    "The `train` command: an agent for the data-repair environment."
     a = sub.add_parser('train', parents=[debug], help='train an agent for the data-repair environment: sft, then grpo, then eval')
     a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'], help='the phase to run (config: print the config as YAML)')
     a.add_argument('--config', default='tiny', help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
@@ -334,9 +341,21 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument('--out', default=None, help='run folder shared by the phases (default runs/agent-CONFIG)')
     a.add_argument('--model', default=None, help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
     a.add_argument('--json', action='store_true', help='print one JSON object')
-    _add_serve(sub, debug)
+
+# %% ../nbs/80_cli.ipynb #74a6f042
+def _parser() -> argparse.ArgumentParser:
+    "The program's parser: its own flags, then each command's, each added by its own function."
+    p = _Parser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the '
+                'data-repair environment. A mistake in the arguments ends in one line on stderr; --debug shows the traceback.')
+    p.add_argument('--debug', action='store_true', help='on an error, show the full traceback')
+    p.add_argument('--version', action='version', version=f'dataenvgym {__version__}')
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS, help='on an error, show the full traceback')
+    sub = p.add_subparsers(dest='command', required=True)
+    for add in (_add_student, _add_teach, _add_sweep, _add_train, _add_serve): add(sub, debug)
     return p
 
+# %% ../nbs/80_cli.ipynb #ab330da1
 def student(args: argparse.Namespace) -> int:
     "Train and test the domain's student alone; print its per-skill table or one JSON object."
     out = train_student(args.domain, seed=args.seed, n_train=args.n_train, n_eval=args.n_eval,
@@ -349,6 +368,7 @@ def student(args: argparse.Namespace) -> int:
               f"({out['train_examples_per_s']:.0f} examples/s); evaluated on {out['n_eval']} held-out tasks")
     return 0
 
+# %% ../nbs/80_cli.ipynb #ca73a325
 def sweep(args: argparse.Namespace) -> int:
     "Run a sweep from a file and flags; print its tables (or JSON) and where its files are."
     from .teaching.presets import preset_name
@@ -365,6 +385,7 @@ def sweep(args: argparse.Namespace) -> int:
               f'{res.out_dir}/sweep.json, sweep.md, sweep.png')
     return 0
 
+# %% ../nbs/80_cli.ipynb #0d38301a
 def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `dataenvgym` console script: a user error is one line on stderr (a traceback with `--debug`)."
     args = _parser().parse_args(argv)

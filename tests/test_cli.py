@@ -163,7 +163,7 @@ def test_teach_refuses_what_it_cannot_build_in_one_line():
 
 
 @pytest.mark.parametrize('argv', [['--help'], ['student', '--help'], ['teach', '--help'], ['sweep', '--help'],
-                                  ['train', '--help']])
+                                  ['train', '--help'], ['serve', '--help']])
 def test_help_works_for_the_program_and_every_command(argv):
     "`--help` prints the usage and exits 0 (a `%` in a help string once made argparse raise)."
     from dataenvgym.cli import main
