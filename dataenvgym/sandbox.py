@@ -190,7 +190,7 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
     return b''.join(prog + [_bpf(_RET, _ALLOW)])
 
 # %% ../nbs/05_sandbox.ipynb #4a454ff6
-_BOOT = r"""
+_BOOT_SETUP = r"""
 import json, os, resource, signal, sys
 job = json.load(os.fdopen(int(sys.argv[1]), encoding='utf-8'))
 report = os.fdopen(int(sys.argv[2]), 'w', encoding='utf-8', buffering=1)
@@ -205,7 +205,10 @@ DENY_MODULES = {'ctypes', '_ctypes', '_posixsubprocess', '_xxsubinterpreters', '
 PATHS = {'os.remove': ((0,), (1,)), 'os.rmdir': ((0,), (1,)), 'os.mkdir': ((0,), (2,)), 'os.rename': ((0, 1), (2, 3)),
          'os.chmod': ((0,), (2,)), 'os.chown': ((0,), (3,)), 'os.truncate': ((0,), ()), 'os.utime': ((0,), (3,))}
 
-def inside(path):
+"""
+
+# %% ../nbs/05_sandbox.ipynb #e147eec1
+_BOOT_GUARDS = r"""def inside(path):
     if isinstance(path, int): return False
     p = os.path.realpath(os.fsdecode(path))
     return p == BOX or p.startswith(BOX + os.sep)
@@ -256,7 +259,10 @@ def encode(x):
         try: return {'unjsonable': repr(x)[:300]}
         except BaseException: return {'unjsonable': 'an object that cannot be printed'}
 
-code, prelude, calls, TIMEOUT, FUNC = job['code'], job['prelude'], job['calls'], job['timeout'], job['func']
+"""
+
+# %% ../nbs/05_sandbox.ipynb #0a8c8e47
+_BOOT_RUN = r"""code, prelude, calls, TIMEOUT, FUNC = job['code'], job['prelude'], job['calls'], job['timeout'], job['func']
 ns = {'__name__': job['module'], '__builtins__': __builtins__}
 del job
 sys.addaudithook(hook)
@@ -289,6 +295,8 @@ if calls is not None:
 try: sys.stdout.flush()
 except BaseException as e: send(error=describe(e))
 """
+
+_BOOT = _BOOT_SETUP + _BOOT_GUARDS + _BOOT_RUN   # the box's whole boot script
 
 # %% ../nbs/05_sandbox.ipynb #45757844
 GRACE, STARTUP, SLACK = 1.0, 20.0, 0.1   # seconds for a box to exit; seconds for it to start; a time limit's slack
