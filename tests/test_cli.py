@@ -160,3 +160,12 @@ def test_teach_refuses_what_it_cannot_build_in_one_line():
         out = in_process('teach', '--preset', 'tiny', *argv)
         assert out.returncode == 2 and says in out.stderr, (argv, out.stderr[-2000:])
         assert out.stderr.count('\n') == 1 and 'Traceback' not in out.stderr, out.stderr
+
+
+def test_teach_config_without_a_name_lists_the_named_configs():
+    "`teach config` alone lists every named config with what it is; with a name (or --config) it prints that config."
+    out = in_process('teach', 'config')
+    assert out.returncode == 0 and 'named configs' in out.stdout, out.stderr
+    for name in ('paper/vqa/skill-tree', 'tiny/math/open-ended', 'paper/code/skill-list'): assert f'  {name} ' in out.stdout
+    assert 'PaliGemma' in out.stdout or 'paligemma' in out.stdout
+    assert in_process('teach', 'config', 'tiny/math/skill-list').stdout.startswith('env: skill-list')
