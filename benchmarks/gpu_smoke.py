@@ -42,7 +42,7 @@ def argv_for(domain: str, model: str, files: dict, url: str, out: Path, a: argpa
     sets = {'teacher.llm.cache': 'null', 'budget': a.budget, 'domain.limit': a.limit, 'domain.split': 'files',
             'student.settings.steps': a.steps, 'student.settings.batch_size': 4,
             **{f'domain.{k}': v for k, v in files.items() if k != 'loader'},
-            **({f'student.settings.{k}': v for k, v in CPU.items() if not (domain == 'vqa' and k == 'max_length')} if a.cpu else {})}
+            **({f'student.settings.{k}': v for k, v in CPU.items() if domain != 'vqa' or k != 'max_length'} if a.cpu else {})}
     for item in a.set:                                    # DOMAIN:KEY=VALUE, this domain's
         where, _, kv = item.partition(':')
         if where == domain: sets[kv.partition('=')[0]] = kv.partition('=')[2]

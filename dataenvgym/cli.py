@@ -179,12 +179,13 @@ def teach(args: argparse.Namespace) -> int:
     if result.iterations[-1].n_data == 0:
         why = Counter(); [why.update(l.rejected) for l in result.iterations]
         print(f'dataenvgym teach: error: the teacher\'s data was all rejected ({", ".join(f"{k} {v}" for k, v in why.items()) or "none written"}): '
-              f'the episode measured no teaching (every rejected item and its reason: {out / "rejections.json"})', file=sys.stderr)
+              f'the episode measured no teaching (each rejected item and its reason: {out / "rejections.json"})',
+              file=sys.stderr)
         return 1
     return 0
 
 def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
-    "`teach config [NAME]`: print the config (a named one, or the one --config and the flags describe) as YAML; bare, list the names."
+    "`teach config [NAME]`: print the config (named, or what --config and the flags describe) as YAML; bare: the names."
     if args.what[0] != 'config' or len(args.what) > 2:
         raise UserError(f"teach takes one optional command, config [NAME]; got {' '.join(args.what)!r}")
     if len(args.what) == 2: config = run_config(argparse.Namespace(**{**vars(args), 'config': args.what[1]}))

@@ -102,16 +102,18 @@ def load_splits(d: DomainSource) -> dict[str, list[Task]]:
     "The validation and test tasks of `d`'s files (its paper split, or the files as they are), `limit` of each."
     if d.source != 'files': raise ValueError('load_splits reads files; this domain draws from its generator')
     if miss := _missing(d):
+        where = ' and '.join(f'--set domain.{f}=PATH' for f in miss)
         raise FileNotFoundError('; '.join(f'no {f} {"folder" if f == "images" else "file"} {getattr(d, f)}' for f in miss)
-                                + ': point ' + ' and '.join(f'--set domain.{f}=PATH' for f in miss) + ' at your copy of the benchmark')
+                                + f': point {where} at your copy of the benchmark')
     load = LOADERS[d.loader][1]
     images = {'images': d.images} if d.loader in ('gqa', 'gqa-subset', 'naturalbench') else {}
     if d.loader == 'gqa' and not d.check_images: load = lambda path, images=None: _gqa_unchecked(path, images)
     try: sp = _paper(d) if d.split == 'paper' else {'val': load(d.val, **images), 'test': load(d.test, **images)}
     except FileNotFoundError as e:
         if 'check_images=False' not in str(e): raise
-        raise FileNotFoundError(str(e).split(';')[0] + ': point domain.images at the benchmark\'s image folder, or set '
-                                'domain.check_images: false (--set domain.check_images=false) to load the questions anyway') from None
+        raise FileNotFoundError(str(e).split(';')[0] + ": point domain.images at the benchmark's image folder, or set "
+                                'domain.check_images: false (--set domain.check_images=false) to load the questions '
+                                'anyway') from None
     return {k: _first(v, d.limit) for k, v in sp.items()}
 
 def _gqa_unchecked(path, images=None):
@@ -251,7 +253,8 @@ def key_warning(s: LLMSettings | None) -> str | None:
     if s is None or s.cache_mode == 'replay' or os.environ.get(s.api_key_env): return None
     where = (f'the server at {s.base_url} gets no key (a local server needs none)' if s.base_url
              else 'OpenAI will refuse every call')
-    return f'teacher.llm.api_key_env: the environment variable {s.api_key_env} is not set, so {where}; export it if the endpoint needs a key'
+    return (f'teacher.llm.api_key_env: the environment variable {s.api_key_env} is not set, so {where}; '
+            'export it if the endpoint needs a key')
 
 def build_llm(s: LLMSettings | None) -> LLM | None:
     "The LLM client the settings describe (None without settings); an unset key variable warns."
@@ -320,7 +323,7 @@ def check_student(config: RunConfig) -> None:
                                 'student.model at the folder save_pretrained wrote')
 
 def preflight(config: RunConfig) -> Domain:
-    "What a run checks before it spends anything (the student's settings and model folder; the files, splits and images): the domain."
+    "The checks a run makes before it spends anything (student settings, model folder, files, splits, images); the domain."
     check_student(config)
     return build_domain(config)
 
@@ -337,8 +340,8 @@ def _what_ran(config: RunConfig) -> dict[str, Any]:
     "The student (kind, model) and the LLM (model, endpoint, the key's variable: never the key) as `run.json` records them."
     s, llm = config.student, config.teacher.llm
     student = {'kind': config.student_kind, 'model': s.model, 'settings': s.settings}
-    return {'student': student, **({'llm': {**llm.model_dump(exclude={'cache', 'cache_mode'}), 'endpoint': llm.base_url or 'OpenAI'}}
-                                   if llm else {})}
+    if llm is None: return {'student': student}
+    return {'student': student, 'llm': {**llm.model_dump(exclude={'cache', 'cache_mode'}), 'endpoint': llm.base_url or 'OpenAI'}}
 
 def build(config: RunConfig, out: str | Path | None = None, domain: Domain | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM of `config` (over `domain`, if `preflight` built it); LLM discovery is checkpointed under `out`."
