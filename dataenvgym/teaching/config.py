@@ -339,7 +339,8 @@ def _overrides(config: RunConfig) -> dict[str, Any]:
 def _what_ran(config: RunConfig) -> dict[str, Any]:
     "The student (kind, model) and the LLM (model, endpoint, the key's variable: never the key) as `run.json` records them."
     s, llm = config.student, config.teacher.llm
-    student = {'kind': config.student_kind, 'model': s.model, 'settings': s.settings}
+    model = str(Path(s.model).resolve()) if s.model and Path(s.model).is_dir() else s.model   # a folder: where it is
+    student = {'kind': config.student_kind, 'model': model, 'settings': s.settings}
     if llm is None: return {'student': student}
     return {'student': student, 'llm': {**llm.model_dump(exclude={'cache', 'cache_mode'}), 'endpoint': llm.base_url or 'OpenAI'}}
 
