@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/cli.html.md"""
 
 # %% ../nbs/80_cli.ipynb #3c5e0cc5
 from __future__ import annotations
-import argparse, importlib.util, json, re, sys, time
+import argparse, importlib.util, json, re, sys, time, warnings
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
@@ -18,10 +18,11 @@ from . import __version__
 from .core import EvalReport, Student, evaluate, write_jsonl
 from .registry import lookup, make, registered
 from .teaching.envs import TeachingEnv, quiet_transformers
-from .teaching.config import RunConfig, build, dump_config, estimate, estimate_table, load_config, override
+from .teaching.config import (MissingKeyWarning, RunConfig, build, dump_config, estimate, estimate_table, key_warning,
+                                        load_config, override, preflight)
 from .teaching.llm import LLM, LLMError
 from .teaching.policies import Policy
-from .teaching.runner import IterationLog, run_episode
+from .teaching.runner import IterationLog, result_lines, run_episode
 
 # %% auto #0
 __all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'UserError', 'explain', 'train_student', 'run_config', 'teaching_run', 'teach',
@@ -78,12 +79,12 @@ def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> 
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
 
 # %% ../nbs/80_cli.ipynb #ce3d1897
-def _print_iteration(log: IterationLog) -> None:
-    "One line per iteration; what the engine and the quality check rejected, by reason (the log holds both)."
+def _print_iteration(log: IterationLog, skipped: str | None = None) -> None:
+    "One line per iteration (gain in points); what the engine and the quality check rejected, by reason; why it was skipped."
     why = log.rejected
     rejected = f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
-    print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain {log.gain:+6.1%}  '
-          f'{log.seconds:5.0f}s{rejected}', flush=True)
+    print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain {100 * log.gain:+5.1f} points  '
+          f'{log.seconds:5.0f}s{rejected}' + (f'; skipped: {skipped}' if skipped else ''), flush=True)
 
 FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset', 'iterations': 'iterations',
          'seed': 'seed', 'seed_cache': 'seed_cache', 'student': 'student.kind', 'student_model': 'student.model',
@@ -141,50 +142,58 @@ def _check_run_folder(out: Path) -> bool:
     except ValueError as e: raise UserError(f'{meta} is damaged ({e}); move the folder away or pass another --out') from e
     return True
 
-def _rejections(out: Path, iteration: int, by_engine: dict[str, int]) -> dict[str, dict[str, int]]:
-    "Record the engine's rejections of `iteration` in `out/rejections.json`; all of them so far, by iteration."
-    path = out / 'rejections.json'
-    seen = json.loads(path.read_text()) if path.exists() else {}
-    seen[str(iteration)] = by_engine
-    path.write_text(json.dumps(seen, indent=1))
-    return seen
+def _warn_key(config: RunConfig) -> None:
+    "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
+    if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
+
+def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
+    "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
+    try: domain, problem = preflight(config), None
+    except USER_ERRORS as e: domain, problem = None, explain(e)
+    e = estimate(config, domain, read=problem is None)
+    print(json.dumps({**e.model_dump(), 'problem': problem}) if args.json else estimate_table(e))
+    if problem: return _refuse('teach', UserError(problem))
+    _warn_key(config)
+    return 0
 
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
     config = run_config(args)
     if args.what: return _show_config(args, config)
-    if args.dry_run:
-        e = estimate(config)
-        print(json.dumps(e.model_dump()) if args.json else estimate_table(e))
-        return 0
+    if args.dry_run: return _dry_run(args, config)
     _need_packages(config); _need_gpu(config)
-    out = _default_out(args, config)
+    domain, out = preflight(config), _default_out(args, config)
     resuming = _check_run_folder(out)
-    env, policy, llm = build(config, out)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', MissingKeyWarning)      # said below, in one line
+        env, policy, llm = build(config, out, domain)
+    _warn_key(config)
     def on_iteration(log: IterationLog) -> None:
-        got = dict(getattr(env.engine, 'rejected', {})) if log.iteration else {}
-        _rejections(out, log.iteration, got)
-        if not args.json: _print_iteration(log)
+        if not args.json: _print_iteration(log, getattr(env.engine, 'skipped', None) if log.iteration else None)
     try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None, on_iteration=on_iteration)
     except (ValueError, OSError) as e:       # a plain ValueError is the runner's own message (another run's folder)
         if not resuming or type(e) is ValueError: raise
         raise UserError(f'cannot resume the run in {out} ({explain(e)}): move the folder away or pass another --out') from e
-    rejected = _rejections(out, result.iterations[-1].iteration, dict(getattr(env.engine, 'rejected', {})) if result.iterations[-1].iteration else {})
-    if args.json: print(json.dumps({**result.model_dump(mode='json'), 'engine_rejected': rejected}))
-    else: print(f'test accuracy {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
-                f'at iteration {result.best_iteration} (best on validation): {100 * result.test_gain:+.1f} points; run in {out}')
+    rejections = json.loads((out / 'rejections.json').read_text()) if (out / 'rejections.json').exists() else {}
+    if args.json: print(json.dumps({**result.model_dump(mode='json'), 'rejections': rejections}))
+    else: print(' '.join(result_lines(result)) + f' Run in {out}')
     if result.iterations[-1].n_data == 0:
         why = Counter(); [why.update(l.rejected) for l in result.iterations]
         print(f'dataenvgym teach: error: the teacher\'s data was all rejected ({", ".join(f"{k} {v}" for k, v in why.items()) or "none written"}): '
-              'the episode measured no teaching', file=sys.stderr)
+              f'the episode measured no teaching (each rejected item and its reason: {out / "rejections.json"})',
+              file=sys.stderr)
         return 1
     return 0
 
 def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
-    "`teach config [NAME]`: print the config (a named one, or the one --config and the flags describe) as YAML."
+    "`teach config [NAME]`: print the config (named, or what --config and the flags describe) as YAML; bare: the names."
     if args.what[0] != 'config' or len(args.what) > 2:
         raise UserError(f"teach takes one optional command, config [NAME]; got {' '.join(args.what)!r}")
     if len(args.what) == 2: config = run_config(argparse.Namespace(**{**vars(args), 'config': args.what[1]}))
+    elif not args.config and not args.set and not any(getattr(args, f, None) is not None for f in FLAGS):
+        print('named configs (dataenvgym teach config NAME prints one; --config NAME runs it):')
+        for name in registered('run-config'): print(f'  {name:<24} {lookup("run-config", name).about}')
+        return 0
     print(dump_config(config), end='')
     return 0
 

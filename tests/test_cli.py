@@ -179,3 +179,12 @@ def test_version_is_the_package_version():
     out = io.StringIO()
     with redirect_stdout(out), pytest.raises(SystemExit) as e: main(['--version'])
     assert e.value.code == 0 and out.getvalue().strip() == f'dataenvgym {dataenvgym.__version__}'
+
+
+def test_teach_config_without_a_name_lists_the_named_configs():
+    "`teach config` alone lists every named config with what it is; with a name (or --config) it prints that config."
+    out = in_process('teach', 'config')
+    assert out.returncode == 0 and 'named configs' in out.stdout, out.stderr
+    for name in ('paper/vqa/skill-tree', 'tiny/math/open-ended', 'paper/code/skill-list'): assert f'  {name} ' in out.stdout
+    assert 'PaliGemma' in out.stdout or 'paligemma' in out.stdout
+    assert in_process('teach', 'config', 'tiny/math/skill-list').stdout.startswith('env: skill-list')

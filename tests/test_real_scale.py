@@ -168,10 +168,31 @@ def test_teach_config_runs_the_paper_pipeline_offline(domain, env, checkpoints, 
     assert res['iterations'][-1]['n_data'] > 0                                   # accepted data
     assert set(res['test_per_skill_initial']) == FILE_SKILLS[domain]             # test from the files ...
     assert set(res['skill_history'][0]) == FILE_SKILLS[domain]                   # ... and validation too
-    assert 0 <= res['test_accuracy_best'] <= 1 and 'engine_rejected' in res       # the test result, the rejections
+    assert 0 <= res['test_accuracy_best'] <= 1 and 0 <= res['test_accuracy_last'] <= 1 and res['last_iteration'] == 1
     data = [json.loads(l) for l in (tmp_path / 'run' / 'iteration_1' / 'data.jsonl').read_text().splitlines()]
     assert data and all(d['source'] == 'llm' for d in data)
     if domain == 'vqa': assert all('scene' in d['metadata'] for d in data)   # the rendered scene travels with the datum
+    check_run_folder(tmp_path / 'run', res, domain, srv)
+
+
+def check_run_folder(out: Path, res: dict, domain: str, srv: ScriptedServer) -> None:
+    "What ran is recorded (student, model, LLM endpoint, version; never a key), every rejection with its reason, the result in words."
+    ran = json.loads((out / 'run.json').read_text())
+    student, llm = ran['setup']['student'], ran['setup']['llm']
+    assert student['kind'] == ('hf-vision' if domain == 'vqa' else 'hf') and Path(student['model']).is_dir()
+    assert (llm['model'], llm['endpoint'], llm['api_key_env']) == ('stand-in', srv.url, 'OPENAI_API_KEY')
+    assert ran['dataenvgym_version'] and 'sk-' not in json.dumps(ran)
+    rejections = json.loads((out / 'rejections.json').read_text())
+    assert rejections == res['rejections'] and set(rejections) == {'0', '1'}
+    items = [r for r in rejections['1'] if r['reason'] != 'iteration skipped']
+    assert len(items) == sum(res['iterations'][1]['rejected'].values()) and all(r['reason'] for r in items)
+    summary = (out / 'summary.md').read_text()
+    assert 'points' in summary and 'Test accuracy at the start (iteration 0)' in summary
+    if res['best_iteration'] == 0: assert 'No iteration beat the start' in summary and 'Last iteration (1): test' in summary
+    else: assert 'Best on validation: iteration 1, test' in summary
+    if domain == 'tools':     # the engine is told the loaded benchmark's tools, not the built-in ones
+        asked = [m['content'] for r in srv.requests for m in r['messages'] if 'gold plan' in m['content']]
+        assert asked and all("get_location(city)" in a and 'capital:' not in a for a in asked)
 
 
 @pytest.mark.parametrize('env', ['open-ended', 'skill-list', 'skill-tree'])
@@ -203,15 +224,111 @@ def test_a_relative_checkpoint_resumes_from_another_folder(checkpoints, tmp_path
 
 
 def test_the_console_script_and_a_wrong_teacher(checkpoints, tmp_path):
-    "The installed `dataenvgym` runs a config file too; a teacher whose every item is wrong fails the run loudly."
+    """The installed `dataenvgym` runs a config file too. A teacher whose every item is wrong: the batch is asked again with
+    the reasons, then the iteration is skipped with the reason recorded, the episode goes on, and the run fails loudly."""
     import subprocess
     files, bank = benchmark_files('math', tmp_path / 'data')
     dom = lookup('preset', 'math/tiny').make_domain()
     with ScriptedServer(StandInTeacher(dom, wrong_rate=1.0, bank=bank, solve_rate=1.0)) as srv:
-        (cfg := tmp_path / 'run.yaml').write_text(yaml.safe_dump(run_config('math', 'skill-list', files, checkpoints, srv.url)))
+        config = {**run_config('math', 'skill-list', files, checkpoints, srv.url), 'iterations': 2}
+        (cfg := tmp_path / 'run.yaml').write_text(yaml.safe_dump(config))
         out = subprocess.run(['dataenvgym', 'teach', '--config', str(cfg), '--out', str(tmp_path / 'run')],
                              capture_output=True, text=True, timeout=300)
-    assert out.returncode == 2 and 'nothing the LLM wrote' in out.stderr and 'independent solutions disagree' in out.stderr, out.stderr
+        retried = [m['content'] for r in srv.requests for m in r['messages'] if 'rejected by the checks' in m['content']]
+    assert out.returncode == 1 and 'all rejected (independent solutions disagree' in out.stderr, out.stderr
+    assert 'skipped: stand-in: nothing the LLM wrote' in out.stdout and 'iteration 2:' in out.stdout, out.stdout
+    assert retried and 'independent solutions disagree' in retried[0]
+    rejections = json.loads((tmp_path / 'run' / 'rejections.json').read_text())
+    for it in ('1', '2'):
+        assert rejections[it][-1]['reason'] == 'iteration skipped' and 'in 2 attempt(s)' in rejections[it][-1]['detail']
+        assert {r['reason'] for r in rejections[it][:-1]} == {'independent solutions disagree'}
+
+
+# --- every named config, and the checks a run makes before it spends anything ------------------------------------
+
+def cpu_overrides(name: str, checkpoints: dict, root: Path) -> list[str]:
+    "The flags that run named config `name` here: the domain's fixture files, the tiny checkpoint, the CPU."
+    config = lookup('run-config', name)
+    if config.domain.source != 'files': return []
+    files, _ = benchmark_files(config.domain.name, root)
+    model = checkpoints['vision' if config.domain.name == 'vqa' else 'text']
+    return ['--student-model', str(model), '--set', 'student.settings.device=cpu', '--set', 'student.settings.dtype=float32',
+            '--set', 'domain.split=files', *[a for k, v in files.items() if k != 'loader' for a in ('--set', f'domain.{k}={v}')]]
+
+
+def test_every_named_config_is_valid_and_dry_runs_on_the_cpu(checkpoints, tmp_path):
+    "Each named config loads, its student settings (GPU ones included) pass its student's schema, and --dry-run passes."
+    from dataenvgym.registry import registered
+    names = registered('run-config')
+    assert {n.split('/')[0] for n in names} == {'paper', 'tiny'} and len(names) == 24
+    for name in names:
+        config = lookup('run-config', name)
+        schema = getattr(lookup('student', config.student_kind), 'config_class', None)
+        if config.student.settings: schema.model_validate(config.student.settings)       # e.g. paper/vqa: device, dtype
+    for name in names:
+        code, est, err = teach('--config', name, '--dry-run', *cpu_overrides(name, checkpoints, tmp_path / name))
+        assert code == 0 and est['problem'] is None and est['files_read'], (name, err)
+
+
+def test_the_tools_engine_is_told_the_loaded_benchmarks_tools(tmp_path):
+    "With m&m's files, the guide in the engine's prompt lists their tools (and arguments), not the built-in ones."
+    from dataenvgym.teaching.config import RunConfig, build_domain
+    files, _ = benchmark_files('tools', tmp_path)
+    guide = build_domain(RunConfig(env='skill-list', domain={'name': 'tools', 'source': 'files', **files})).llm_guide
+    assert 'get_location(city)' in guide and 'image_captioning(image)' in guide and 'capital:' not in guide, guide
+
+
+def _math_run(checkpoints, tmp_path, **domain) -> Path:
+    files, _ = benchmark_files('math', tmp_path / 'data')
+    config = run_config('math', 'skill-list', {**files, **domain}, checkpoints, 'http://127.0.0.1:9/v1')
+    (cfg := tmp_path / 'run.yaml').write_text(yaml.safe_dump(config))
+    return cfg
+
+
+def test_dry_run_refuses_what_the_run_refuses_in_the_same_words(checkpoints, tmp_path):
+    "Each mistake: exit 2 and the same one line from --dry-run and from the run, naming the field and the fix; no traceback."
+    (empty := tmp_path / 'empty.jsonl').write_text('')
+    vqa, _ = benchmark_files('vqa', tmp_path / 'vqa')
+    (no_images := tmp_path / 'no_images').mkdir()
+    vqa_set = [a for k in ('val', 'test') for a in ('--set', f'domain.{k}={vqa[k]}')]
+    cases = [(['--set', f'domain.val={empty}'], f'domain.val {empty} gives no validation tasks'),
+             (['--student-model', str(tmp_path / 'no-such-model')], 'student.model: no model folder'),
+             (['--set', f'domain.test={tmp_path / "data" / "val.jsonl"}'], 'overlap'),
+             (['--set', 'student.settings.devise=cpu'], 'student.settings.devise: Extra inputs are not permitted'),
+             (['--config', 'paper/vqa/skill-list', '--student-model', str(checkpoints['vision']), *vqa_set, '--set',
+               'student.settings.device=cpu', '--set', f'domain.images={tmp_path / "nowhere"}'], 'no images folder'),
+             (['--config', 'paper/vqa/skill-list', '--student-model', str(checkpoints['vision']), *vqa_set, '--set',
+               'student.settings.device=cpu', '--set', f'domain.images={no_images}'], 'domain.check_images: false')]
+    cfg = _math_run(checkpoints, tmp_path)
+    for argv, says in cases:
+        argv = argv if '--config' in argv else ['--config', str(cfg), *argv]
+        dry, run = (teach(*argv, *extra, '--out', str(tmp_path / 'out')) for extra in (['--dry-run'], []))
+        lines = [l for l in dry[2].splitlines() if 'error' in l]
+        assert dry[0] == run[0] == 2 and lines == run[2].splitlines()[-1:] and says in lines[0], (argv, dry, run)
+        assert 'Traceback' not in dry[2] + run[2] and not (tmp_path / 'out').exists()
+    # the field it names works: the images check is off (the fixture's questions then repeat across val and test)
+    code, _, err = teach(*cases[-1][0], '--dry-run', '--set', 'domain.check_images=false')
+    assert code == 2 and 'images' not in err.splitlines()[-1] and 'overlap' in err, err
+
+
+def test_an_unset_key_variable_warns(checkpoints, tmp_path, monkeypatch):
+    from dataenvgym.teaching.config import LLMSettings, MissingKeyWarning, build_llm
+    monkeypatch.delenv('DATAENVGYM_NO_SUCH_KEY', raising=False)
+    with pytest.warns(MissingKeyWarning, match='DATAENVGYM_NO_SUCH_KEY is not set'):
+        build_llm(LLMSettings(model='m', base_url='http://127.0.0.1:9/v1', api_key_env='DATAENVGYM_NO_SUCH_KEY'))
+    code, _, err = teach('--config', str(_math_run(checkpoints, tmp_path)), '--dry-run', '--llm-api-key-env', 'DATAENVGYM_NO_SUCH_KEY')
+    assert code == 0 and 'warning: teacher.llm.api_key_env: the environment variable DATAENVGYM_NO_SUCH_KEY is not set' in err
+
+
+def test_gpu_smoke_runs_on_the_cpu_with_tiny_models(checkpoints, tmp_path, capsys):
+    "`benchmarks/gpu_smoke.py` (for a GPU: small real models through the paper configs), here on a tiny one on the CPU."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('gpu_smoke', Path(__file__).parents[1] / 'benchmarks' / 'gpu_smoke.py')
+    spec.loader.exec_module(smoke := importlib.util.module_from_spec(spec))
+    code = smoke.main(['--domains', 'tools', '--model', f'tools={checkpoints["text"]}', '--cpu', '--limit', '4', '--budget', '4',
+                       '--steps', '1', '--out', str(tmp_path / 'smoke')])
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert code == 0 and row['domain'] == 'tools' and row['exit'] == 0 and row['seconds'] > 0 and row['peak_memory_mb'] > 0, row
 
 
 # --- how often the checks reject correct and wrong items ----------------------------------------------------------
@@ -222,7 +339,7 @@ def _rates(domain, make_items, n: int = 40, **engine) -> dict[str, float]:
     for kind in ('correct', 'wrong'):
         script = lambda request, kind=kind: {'arguments': make_items(kind, request)}
         with ScriptedServer(script) as srv:
-            eng = LLMEngine(LLM(srv.config()), domain, rounds=1, **engine)
+            eng = LLMEngine(LLM(srv.config()), domain, rounds=1, retries=0, **engine)
             try: eng.generate([DataSpec(n=n, skill='probe', subskill='probe')], {}, seed=0)
             except RuntimeError: pass                              # nothing survived: every item rejected
         rates[kind] = sum(eng.rejected.values()) / n               # by the checks (not as repeats)

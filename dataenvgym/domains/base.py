@@ -198,6 +198,12 @@ class FileSplits:
 
     def __repr__(self): return f'FileSplits({self.domain!r}, {len(self.val)} val and {len(self.test)} test tasks from {self.source})'
 
+    @property
+    def llm_guide(self) -> str:
+        "The domain's guide for an LLM engine, about the loaded validation tasks where the domain can say (`llm_guide_for`)."
+        guide_for = getattr(self.domain, 'llm_guide_for', None)
+        return guide_for(self.val) if guide_for else self.domain.llm_guide
+
     def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
         "The files' validation and test tasks (whatever the sizes asked), and `n_train` generator tasks besides them."
         taken = {self.domain.key(t) for t in self.val + self.test}

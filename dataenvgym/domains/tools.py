@@ -141,3 +141,17 @@ def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: 
     task = Task(domain='tools', prompt=item.request.strip(), answer=fmt_plan(plan), skill=skill or '+'.join(names),
                 subskill=subskill, difficulty=difficulty, metadata={'tools': names, 'final_answer': final})
     return [(task, fmt_plan(plan))]
+
+# %% ../../nbs/13_domains.tools.ipynb #1f9c989a
+@patch
+def llm_guide_for(self: ToolDomain, tasks: Sequence[Task]) -> str:
+    "The guide with the tools `tasks` use (a loaded benchmark's, e.g. m&m's), with their arguments; the built-in tools if none."
+    args: dict[str, set[str]] = {}
+    for t in tasks:
+        try: plan = parse_plan(t.answer)
+        except PlanError: continue
+        for c in plan: args.setdefault(c.name, set()).update(k for k, _ in c.args)
+    if not args: return self.llm_guide
+    about = lambda n: f': {TOOLS[n].description}' if n in TOOLS else ''
+    return TOOLS_GUIDE + "\nTools (the benchmark's; use only these):\n" + '\n'.join(
+        f'{n}({", ".join(sorted(a))}){about(n)}' for n, a in sorted(args.items()))

@@ -747,9 +747,9 @@ def gqa_balanced_subset(tasks: Sequence[Task], per_type: int = 5, seed: int = 0)
     return [t for g in groups.values() for t in rng.sample(g, min(per_type, len(g)))]
 
 def gqa_splits(val_questions: str | Path, testdev_questions: str | Path, image_dir: str | Path | None = None,
-               per_type: int = 5, seed: int = 0) -> dict[str, list[Task]]:
+               per_type: int = 5, seed: int = 0, check_images: bool = True) -> dict[str, list[Task]]:
     "DataEnvGym's GQA validation and test subsets, from the val and testdev balanced question files."
-    return {name: gqa_balanced_subset(load_gqa(p, image_dir), per_type, seed)
+    return {name: gqa_balanced_subset(load_gqa(p, image_dir, check_images=check_images), per_type, seed)
             for name, p in (('val', val_questions), ('test', testdev_questions))}
 
 def gqa_subset_rows(tasks: Sequence[Task]) -> list[dict]:

@@ -27,7 +27,7 @@ from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfi
 
 from ..core import Datum, Task
 from ..domains.vqa import BACKGROUND, COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
-from .hf import LoRAStudent, device, load_dtype
+from .hf import LoRAStudent, device, load_dtype, placement
 from .tiny import SeededStudent, train_steps
 
 # %% auto #0
@@ -344,6 +344,8 @@ class HFVisionStudentConfig(BaseModel):
     prompt_template: str = 'answer en {prompt}'
     max_new_tokens: int = 10
     predict_batch_size: int = 16
+    device: Literal['auto', 'cpu', 'cuda'] = 'auto'              # as `HFStudentConfig`: auto is the GPU when there is one
+    dtype: Literal['auto', 'float32', 'bfloat16', 'float16'] = 'auto'
     seed: int = 0
 
     def n_steps(self, n_examples: int) -> int:
@@ -361,7 +363,8 @@ class HFVisionStudent(LoRAStudent):
         if not getattr(self.processor, 'image_token', None) or 'suffix' not in inspect.signature(self.processor.__call__).parameters:
             raise ValueError(f'{self.name}: HFVisionStudent needs a PaliGemma-style processor (an image token, the answer as a '
                              f'`suffix`); got {type(self.processor).__name__}')
-        self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=load_dtype()).to(device()).eval()
+        where, dtype = placement(self.config.device, self.config.dtype)
+        self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=dtype).to(where).eval()
         self.losses, self.examples_seen, self.base_adapters = [], 0, []
 
     def prompt(self, text: str) -> str:

@@ -6,12 +6,12 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.config.html.md"""
 
 # %% ../../nbs/39_teaching.config.ipynb #596bc2c8
 from __future__ import annotations
-import json, math, re
+import json, math, os, re, warnings
 from pathlib import Path
 from typing import Any, Callable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core import Domain, Student, Task
 from ..domains.base import FileSplits
@@ -25,8 +25,9 @@ from .presets import Preset, preset_name
 # %% auto #0
 __all__ = ['LOADERS', 'IMAGE_STUDENTS', 'PATHS', 'ALPACA', 'PAPER', 'SIZES', 'GPT4O', 'RUN_CONFIGS', 'REPLY_TOKENS',
            'PAPER_SIZES', 'DomainSource', 'load_splits', 'StudentSettings', 'LLMSettings', 'TeacherSettings',
-           'RunConfig', 'load_config', 'dump_config', 'override', 'build_llm', 'build_domain', 'build_student', 'build',
-           'paper_config', 'Estimate', 'estimate', 'estimate_table']
+           'RunConfig', 'load_config', 'dump_config', 'override', 'MissingKeyWarning', 'key_warning', 'build_llm',
+           'build_student', 'build_domain', 'check_student', 'preflight', 'build', 'paper_config', 'Estimate',
+           'estimate', 'estimate_table']
 
 # %% ../../nbs/39_teaching.config.ipynb #b94ebfd4
 def _math(path: str | Path) -> list[Task]:
@@ -57,6 +58,7 @@ class DomainSource(BaseModel):
     split: Literal['files', 'paper'] = 'files'
     per_type: int = Field(default=10, ge=1)         # paper split: MATH problems per level × type; GQA questions per type
     limit: int | None = Field(default=None, ge=1)   # at most this many validation and test tasks each (first in file order)
+    check_images: bool = True                       # GQA: every question's image must be in `images` (false: load anyway)
 
     @model_validator(mode='after')
     def _check(self) -> DomainSource:
@@ -86,7 +88,8 @@ def _paper(d: DomainSource) -> dict[str, list[Task]]:
     if d.loader == 'mnms':
         from dataenvgym.domains.tools import mnms_splits; return mnms_splits(d.val, d.test)
     if d.loader == 'gqa':
-        from dataenvgym.domains.vqa import gqa_splits; return gqa_splits(d.val, d.test, d.images, d.per_type)
+        from dataenvgym.domains.vqa import gqa_splits
+        return gqa_splits(d.val, d.test, d.images, d.per_type, check_images=d.check_images)
     if d.loader == 'naturalbench':
         from dataenvgym.domains.vqa import naturalbench_splits; return naturalbench_splits(load(d.val, d.images))
     raise ValueError(f'the {d.loader} loader has no paper split; use split: files')
@@ -99,12 +102,22 @@ def load_splits(d: DomainSource) -> dict[str, list[Task]]:
     "The validation and test tasks of `d`'s files (its paper split, or the files as they are), `limit` of each."
     if d.source != 'files': raise ValueError('load_splits reads files; this domain draws from its generator')
     if miss := _missing(d):
-        raise FileNotFoundError('; '.join(f'no {f} file {getattr(d, f)}' for f in miss) + ': point '
-                                + ' and '.join(f'--set domain.{f}=PATH' for f in miss) + ' at your copy of the benchmark')
+        where = ' and '.join(f'--set domain.{f}=PATH' for f in miss)
+        raise FileNotFoundError('; '.join(f'no {f} {"folder" if f == "images" else "file"} {getattr(d, f)}' for f in miss)
+                                + f': point {where} at your copy of the benchmark')
     load = LOADERS[d.loader][1]
     images = {'images': d.images} if d.loader in ('gqa', 'gqa-subset', 'naturalbench') else {}
-    sp = _paper(d) if d.split == 'paper' else {'val': load(d.val, **images), 'test': load(d.test, **images)}
+    if d.loader == 'gqa' and not d.check_images: load = lambda path, images=None: _gqa_unchecked(path, images)
+    try: sp = _paper(d) if d.split == 'paper' else {'val': load(d.val, **images), 'test': load(d.test, **images)}
+    except FileNotFoundError as e:
+        if 'check_images=False' not in str(e): raise
+        raise FileNotFoundError(str(e).split(';')[0] + ": point domain.images at the benchmark's image folder, or set "
+                                'domain.check_images: false (--set domain.check_images=false) to load the questions '
+                                'anyway') from None
     return {k: _first(v, d.limit) for k, v in sp.items()}
+
+def _gqa_unchecked(path, images=None):
+    from dataenvgym.domains.vqa import load_gqa; return load_gqa(path, images, check_images=False)
 
 # %% ../../nbs/39_teaching.config.ipynb #af7ca4df
 IMAGE_STUDENTS = ('vqa', 'hf-vision')
@@ -127,6 +140,7 @@ class LLMSettings(BaseModel):
     max_tokens: int | None = None
     cache: str | None = None                        # a JSONL file of recorded calls
     cache_mode: Literal['auto', 'record', 'replay'] = 'auto'
+    batch_retries: int = Field(default=1, ge=0)     # a batch the checks reject whole is asked again, with the reasons
 
 class TeacherSettings(BaseModel):
     "Policy, engine, skill discovery and SKILL-TREE proposer, by registered name; None: the LLM's where there is one, else the procedural ones."
@@ -231,21 +245,24 @@ def override(config: RunConfig, **changes: Any) -> RunConfig:
     return RunConfig.model_validate(data)
 
 # %% ../../nbs/39_teaching.config.ipynb #7dde8d99
+class MissingKeyWarning(UserWarning):
+    "The environment variable that should hold the LLM's API key is not set."
+
+def key_warning(s: LLMSettings | None) -> str | None:
+    "What is wrong with the LLM's key, if anything: its variable unset (a replayed recording needs none)."
+    if s is None or s.cache_mode == 'replay' or os.environ.get(s.api_key_env): return None
+    where = (f'the server at {s.base_url} gets no key (a local server needs none)' if s.base_url
+             else 'OpenAI will refuse every call')
+    return (f'teacher.llm.api_key_env: the environment variable {s.api_key_env} is not set, so {where}; '
+            'export it if the endpoint needs a key')
+
 def build_llm(s: LLMSettings | None) -> LLM | None:
-    "The LLM client the settings describe (None without settings)."
+    "The LLM client the settings describe (None without settings); an unset key variable warns."
     if s is None: return None
+    if why := key_warning(s): warnings.warn(why, MissingKeyWarning, stacklevel=2)
     config = LLMConfig(model=s.model, base_url=s.base_url, api_key_env=s.api_key_env, mode=s.mode, temperature=s.temperature,
                        max_tokens=s.max_tokens)
     return LLM(config, CallCache(s.cache, s.cache_mode) if s.cache else None)
-
-def build_domain(config: RunConfig) -> Domain:
-    "The preset's domain (or the config's subskills), with validation and test from the files if the config says so."
-    p = lookup('preset', preset_name(config.preset, config.domain.name))
-    subskills = config.domain.subskills or p.subskills
-    domain = Preset(domain=p.domain, subskills=subskills).make_domain()
-    if config.domain.source == 'generator': return domain
-    sp = load_splits(config.domain)
-    return FileSplits(domain, sp['val'], sp['test'], source=f'{config.domain.loader} files {config.domain.val}, {config.domain.test}')
 
 def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student] | None:
     "A function seed → a fresh student, or None for the preset's own."
@@ -260,6 +277,56 @@ def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student]
     make.student_class = cls          # what a resumed run loads the saved student as, without building one
     return make
 
+# %% ../../nbs/39_teaching.config.ipynb #bde4e574
+def _file_splits(config: RunConfig, domain: Domain) -> FileSplits:
+    "The files' validation and test tasks over `domain`; an empty or overlapping split is an error naming the files and the fix."
+    d = config.domain
+    sp = load_splits(d)
+    for part, what in (('val', 'validation'), ('test', 'test')):
+        if not sp[part]:
+            paper = f' under the paper split of {d.loader}' if d.split == 'paper' else ''
+            raise ValueError(f'domain.{part} {getattr(d, part)} gives no {what} tasks{paper}: point domain.{part} at a file with '
+                             f'{d.loader} tasks' + (' or set domain.split: files' if paper else ''))
+    try: return FileSplits(domain, sp['val'], sp['test'], source=f'{d.loader} files {d.val}, {d.test}')
+    except ValueError as e:
+        way = ' or use domain.split: paper, which splits one file apart' if d.loader in ('mnms', 'naturalbench') else ''
+        raise ValueError(f'domain.val {d.val} and domain.test {d.test} overlap ({e}): a test task must not be a validation '
+                         f'task; remove the shared ones from one file{way}') from None
+
+def build_domain(config: RunConfig) -> Domain:
+    "The preset's domain (or the config's subskills), with validation and test from the files if the config says so."
+    p = lookup('preset', preset_name(config.preset, config.domain.name))
+    domain = Preset(domain=p.domain, subskills=config.domain.subskills or p.subskills).make_domain()
+    return domain if config.domain.source == 'generator' else _file_splits(config, domain)
+
+# %% ../../nbs/39_teaching.config.ipynb #71b4e009
+def _local(name: str) -> bool:
+    "Whether a student's `model` names a folder (a path) rather than a hub repository (`owner/name`)."
+    return Path(name).expanduser().is_absolute() or name.startswith(('.', '~')) or name.count('/') > 1 or '\\' in name
+
+def check_student(config: RunConfig) -> None:
+    "Refuse, naming the field and the fix, student settings its schema rejects and a model folder that is not there."
+    kind, s = config.student_kind, config.student
+    schema = getattr(lookup('student', kind), 'config_class', BaseModel)
+    if s.settings and schema is not BaseModel:
+        try: schema.model_validate(s.settings)
+        except ValidationError as e:
+            bad = '; '.join(f"student.settings.{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())
+            raise ValueError(f'{bad} (the {kind} student takes: {", ".join(schema.model_fields)})') from None
+    if not s.model or kind not in ('hf', 'hf-vision'): return
+    path = Path(s.model).expanduser()
+    if _local(s.model) and not path.is_dir():
+        raise FileNotFoundError(f'student.model: no model folder {s.model}: point student.model (--student-model) at a folder '
+                                'saved with save_pretrained, or give a hub name such as google/gemma-2-2b-it')
+    if path.is_dir() and not (path / 'config.json').exists():
+        raise FileNotFoundError(f'student.model: {s.model} has no config.json, so it is no saved Hugging Face model: point '
+                                'student.model at the folder save_pretrained wrote')
+
+def preflight(config: RunConfig) -> Domain:
+    "The checks a run makes before it spends anything (student settings, model folder, files, splits, images); the domain."
+    check_student(config)
+    return build_domain(config)
+
 # %% ../../nbs/39_teaching.config.ipynb #01170c16
 def _overrides(config: RunConfig) -> dict[str, Any]:
     "The `TeachingConfig` fields the run config sets; a student of another kind than the preset's fits with its own settings."
@@ -269,14 +336,24 @@ def _overrides(config: RunConfig) -> dict[str, Any]:
         own = {'fit': {}, 'seed_fit': {}, **own}   # the preset's steps and learning rate are for its tiny student
     return own
 
-def build(config: RunConfig, out: str | Path | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
-    "The environment, policy and LLM of `config`; LLM discovery is checkpointed under `out`."
-    llm, domain = build_llm(config.teacher.llm), build_domain(config)
+def _what_ran(config: RunConfig) -> dict[str, Any]:
+    "The student (kind, model) and the LLM (model, endpoint, the key's variable: never the key) as `run.json` records them."
+    s, llm = config.student, config.teacher.llm
+    model = str(Path(s.model).resolve()) if s.model and Path(s.model).is_dir() else s.model   # a folder: where it is
+    student = {'kind': config.student_kind, 'model': model, 'settings': s.settings}
+    if llm is None: return {'student': student}
+    return {'student': student, 'llm': {**llm.model_dump(exclude={'cache', 'cache_mode'}), 'endpoint': llm.base_url or 'OpenAI'}}
+
+def build(config: RunConfig, out: str | Path | None = None, domain: Domain | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
+    "The environment, policy and LLM of `config` (over `domain`, if `preflight` built it); LLM discovery is checkpointed under `out`."
+    llm, domain = build_llm(config.teacher.llm), domain or build_domain(config)
     discoverer = config.discoverer
     if discoverer == 'llm': discoverer = LLMDiscoverer(llm, checkpoint_dir=Path(out) / 'discovery' if out else None)
     env = make(config.env, preset=config.preset, domain=domain, student=build_student(config, domain), engine=config.engine,
                proposer=config.proposer, discoverer=discoverer, llm=llm, seed_cache=config.seed_cache, **_overrides(config))
     if config.domain.source == 'files': env.spec = {**env.spec, 'source': config.domain.model_dump(exclude_defaults=True)}
+    env.spec = {**env.spec, **_what_ran(config)}
+    if hasattr(env.engine, 'retries') and config.teacher.llm: env.engine.retries = config.teacher.llm.batch_retries
     return env, make(f'policy:{config.env}/{config.teacher.policy}', domain=env.domain, llm=llm), llm
 
 # %% ../../nbs/39_teaching.config.ipynb #92c3f6a5
@@ -333,26 +410,26 @@ class Estimate(BaseModel):
 
 PAPER_SIZES = {'math': (350, 5000), 'livecodebench': (111, 400), 'mnms': (683, 882), 'gqa': (500, 500), 'naturalbench': (204, 200)}
 
-def _sizes(config: RunConfig) -> tuple[int, int, int, int, bool]:
+def _sizes(config: RunConfig, domain: Domain | None = None, read: bool = True) -> tuple[int, int, int, int, bool]:
     "Validation and test tasks, skills, prompt tokens per validation task, and whether the files were read (else the paper's sizes)."
     d = config.domain
-    if d.source == 'files' and _missing(d):        # not downloaded yet: the paper's split sizes, MATH-length prompts
+    if d.source == 'files' and domain is None and (not read or _missing(d)):   # not there yet: the paper's sizes, MATH prompts
         n_val, n_test = PAPER_SIZES.get(d.loader, (500, 500))
         return min(n_val, d.limit or n_val), min(n_test, d.limit or n_test), 7, 60, False
-    if d.source == 'files': val, test = (sp := load_splits(d))['val'], sp['test']
+    if d.source == 'files': val, test = (dom := domain if domain is not None else build_domain(config)).val, dom.test
     else:
         p = lookup('preset', preset_name(config.preset, d.name))
         dom = Preset(domain=p.domain, subskills=d.subskills or p.subskills).make_domain()
         val = dom.splits(0, p.config.val_per_subskill * len(dom.subskills), 0, seed=config.seed)['val']
         test = [None] * (p.config.test_per_subskill * len(dom.subskills))
-    return len(val), len(test), len({t.skill for t in val}), max(1, sum(len(t.prompt) for t in val) // (4 * len(val))), True
+    return len(val), len(test), len({t.skill for t in val}), max(1, sum(len(t.prompt) for t in val) // (4 * max(1, len(val)))), True
 
 # %% ../../nbs/39_teaching.config.ipynb #771fc298
-def estimate(config: RunConfig) -> Estimate:
-    "Count the LLM calls, tokens, fits and evaluations `config`'s run will make (see the notes above)."
+def estimate(config: RunConfig, domain: Domain | None = None, read: bool = True) -> Estimate:
+    "Count the LLM calls, tokens, fits and evaluations `config`'s run will make (over `domain`, if built; `read` False: the paper's sizes)."
     p = lookup('preset', preset_name(config.preset, config.domain.name)).config
     iters, budget = config.iterations or p.iterations, config.budget or p.budget
-    n_val, n_test, skills, per_task, read = _sizes(config)
+    n_val, n_test, skills, per_task, read = _sizes(config, domain, read)
     rows, llm, files = {}, config.teacher.llm, config.domain.source == 'files'
     if llm:
         if config.discoverer == 'llm':

@@ -196,14 +196,15 @@ def _grading_problem(domain: Domain, g: Generated) -> str | None:
     except Exception: return 'grading failed'   # one bad datum is rejected; the episode goes on
 
 def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: set[str],
-                  known: set[str] = frozenset()) -> tuple[list[Datum], dict[str, int]]:
-    "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest."
+                  known: set[str] = frozenset(), log: list[dict] | None = None) -> tuple[list[Datum], dict[str, int]]:
+    "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest (each in `log`, if given)."
     kept, rejected, seen = [], {}, set(known)
     for g in generated:
         reason = ('exam prompt' if domain.key(g.task) in exam_prompts else 'duplicate' if g.datum.id in seen
                   else _grading_problem(domain, g))
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
+        if reason and log is not None: log.append({'reason': reason, 'prompt': g.datum.prompt, 'response': g.datum.response})
     return kept, rejected
 
 # %% ../../nbs/31_teaching.envs.ipynb #3805004d
@@ -238,7 +239,7 @@ class TeachingEnv:
         self.initial_allocation = initial_allocation
         self.reward = reward or default_reward()
         self.seed_cache = Path(seed_cache) if seed_cache else None
-        self._state, self.student, self.data = TeachingState(), None, []
+        self._state, self.student, self.data, self.rejections = TeachingState(), None, [], []
 
     @property
     def state(self) -> TeachingState: return self._state
@@ -299,7 +300,7 @@ def reset(self: TeachingEnv, seed: int = 0, **options) -> TeachingObservation:
     "Start an episode: draw tasks, train and evaluate the seed student."
     if options: raise TypeError(f'{type(self).__name__}.reset takes only seed; got {", ".join(options)}')
     self._prepare(seed)
-    self.student, self.data = self._seed_student(seed), []
+    self.student, self.data, self.rejections = self._seed_student(seed), [], []
     self.report = self._evaluate()
     self._state = TeachingState(seed=seed, history=[self.report.overall], skill_history=[self.report.per_skill],
                                 forest=self._initial_forest())
@@ -339,7 +340,8 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
     s = self._state
     try: generated = self.engine.generate(specs, self.val_by_id, stable_seed(s.seed, s.iteration + 1, 'engine'))
     except ValueError as e: return self._error(f'Invalid action: the engine refused it: {e}')
-    kept, rejected = quality_check(self.domain, generated, self.exam_prompts, {d.id for d in self.data})
+    self.rejections = list(getattr(self.engine, 'rejected_items', []))   # every item dropped this step, with its reason
+    kept, rejected = quality_check(self.domain, generated, self.exam_prompts, {d.id for d in self.data}, self.rejections)
     for reason, n in getattr(self.engine, 'rejected', {}).items():    # what the engine's own checks refused (LLM engines)
         rejected[reason] = rejected.get(reason, 0) + n
     if kept: self.student.fit(self._training_data(kept), from_base=self.config.from_base, **_quiet(self.config.fit))

@@ -58,7 +58,8 @@ def _need_llm(what: str, llm: LLM | None) -> LLM:
 class LLMEngine:
     "Data for `DataSpec`s written by an LLM and checked by the domain (`check_llm_item`), free-form math by agreement; rejections counted."
     module = 'engine'
-    def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3, samples: int = 2, agree: int = 1):
+    def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3, samples: int = 2, agree: int = 1,
+                 retries: int = 1):
         if not callable(getattr(domain, 'check_llm_item', None)):
             raise ValueError(f'the LLM engine needs {type(domain).__name__}.check_llm_item (and llm_item, llm_guide) to check '
                              'what the LLM writes: subclass dataenvgym.domains.base.DomainBase or define them')
@@ -66,6 +67,9 @@ class LLMEngine:
         self.samples, self.agree = samples, agree       # independent solutions asked, and how many must agree
         self.rejected: dict[str, int] = {}              # by reason, in the last `generate`
         self.history: list[dict[str, int]] = []         # ... in every `generate` so far
+        self.rejected_items: list[dict] = []            # every item refused in the last `generate`, with its reason
+        self.retries, self.feedback = retries, ''       # a batch refused whole is asked again, with the reasons
+        self.skipped: str | None = None                 # why the last `generate` gave nothing, if it did
 
     def __repr__(self): return f'LLMEngine({self.llm!r})'
 
@@ -84,6 +88,10 @@ class LLMEngine:
 
     def _count(self, reason: str, n: int = 1) -> None: self.rejected[reason] = self.rejected.get(reason, 0) + n
 
+    def _refuse(self, reason: str, item: str, detail: str = '') -> None:
+        "Count one refused item and keep it, with the reason, for the run's `rejections.json`."
+        self._count(reason); self.rejected_items.append({'reason': reason, 'item': item, 'detail': detail})
+
 # %% ../../nbs/36_teaching.llm_modules.ipynb #9f85bb03
 @patch
 def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[Item]:
@@ -91,6 +99,7 @@ def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[
     got: dict[str, Item] = {}
     style = _examples(self._style(spec, like, seed))
     note = f'\nThe student got this wrong; write problems that practise the same thing: {spec.note}' if spec.note else ''
+    note += self.feedback
     for _ in range(self.rounds):
         missing = spec.n - len(got)
         if missing <= 0: break
@@ -120,18 +129,33 @@ def _answers(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> l
     return out
 
 @patch
-def generate(self: LLMEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
-    "Data for `specs` (a spec's `like` names a task in `examples`); what the domain's checks refuse is counted in `rejected`."
-    out, self.rejected = [], {}
+def _batch(self: LLMEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
+    "One pass over `specs`: each asked of the LLM and checked."
+    out = []
     for i, spec in enumerate(specs):
         like = examples.get(spec.like) if spec.like else None
         style = self._style(spec, like, stable_seed(seed, i), examples)
         solvable = style and all(self.domain.solve(t.prompt) is not None for t in style)
         out += self._answers(spec, like, stable_seed(seed, i)) if solvable else self._checked(spec, like, style)
+    return out
+
+def _reasons(counts: dict[str, int]) -> str: return ', '.join(f'{k} {v}' for k, v in counts.items())
+
+@patch
+def generate(self: LLMEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
+    "Data for `specs` (`like` names a task in `examples`), refusals counted in `rejected`; a batch refused whole is asked again `retries` times with the reasons, then given up (`skipped` says why)."
+    self.rejected, self.rejected_items, self.feedback, self.skipped = {}, [], '', None
+    for attempt in range(self.retries + 1):
+        out = self._batch(specs, examples, seed)
+        if out or not self.rejected: break
+        self.feedback = (f'\nEverything written for this so far was rejected by the checks ({_reasons(self.rejected)}), e.g.:\n'
+                         + '\n'.join(f"- {r['item'][:100]} -> {r['reason']}: {r['detail'][:150]}" for r in self.rejected_items[-5:])
+                         + '\nWrite items that pass: follow the format and the rules above exactly.')
     self.history.append(dict(self.rejected))
     if not out and self.rejected:
-        raise LLMError(f'{self.llm.config.model}: nothing the LLM wrote for {len(specs)} spec(s) passed the {self.domain.name} '
-                       f'checks (rejected: {", ".join(f"{k} {v}" for k, v in self.rejected.items())})')
+        self.skipped = (f'{self.llm.config.model}: nothing the LLM wrote for {len(specs)} spec(s) passed the {self.domain.name} '
+                        f'checks in {self.retries + 1} attempt(s) (rejected: {_reasons(self.rejected)}); no new data this iteration')
+        self.rejected_items.append({'reason': 'iteration skipped', 'item': '', 'detail': self.skipped})
     return out
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #5e4d43b4
@@ -175,6 +199,7 @@ def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Tas
     skill, sub = spec.skill or (like.skill if like else 'unknown'), spec.subskill or (like.subskill if like else '')
     level, schema, got, refused = spec.difficulty or (like.difficulty if like else 1), _many(self.domain.llm_item), {}, []
     note = f'\nThe student got this wrong; write items that practise the same thing: {spec.note}' if spec.note else ''
+    note += self.feedback
     for _ in range(self.rounds):
         if (missing := spec.n - len(got)) <= 0: break
         existing = ('\nAlready written (do not repeat):\n' + '\n'.join(p[:120] for p in got)) if got else ''
@@ -187,7 +212,7 @@ def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Tas
             try: pairs += self.domain.check_llm_item(item, skill, sub, level)
             except Exception as r:   # a domain's `Rejected`, or any error checking this item: it is rejected
                 default = 'malformed item' if isinstance(r, ValueError) else 'check failed'
-                self._count(getattr(r, 'reason', default))
+                self._refuse(getattr(r, 'reason', default), _gist(item), getattr(r, 'detail', str(r)))
                 refused.append(_gist(item))
         agreed = self._agreed(pairs)
         refused += [t.prompt[:120] for t, _ in pairs if (t, _) not in agreed]
@@ -205,7 +230,8 @@ def _agreed(self: LLMEngine, pairs: list[tuple[Task, str]]) -> list[tuple[Task, 
         for s in self.llm.ask(Solutions, [{'role': 'user', 'content': text}], module=self.module).solutions:
             if 0 <= s.index < len(todo) and self.domain.grade(pairs[todo[s.index]][0], s.final_answer).correct:
                 votes[todo[s.index]] += 1
-    if failed := sum(v < self.agree for v in votes.values()): self._count('independent solutions disagree', failed)
+    for i in (i for i, v in votes.items() if v < self.agree):
+        self._refuse('independent solutions disagree', pairs[i][0].prompt[:120], f'{votes[i]} of {self.samples} agree')
     return [p for i, p in enumerate(pairs) if votes.get(i, self.agree) >= self.agree]
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #4997dff7

@@ -19,10 +19,11 @@ from ..core import Datum, EvalReport, evaluate, read_jsonl, write_jsonl
 from .envs import TeachingEnv, TeachingObservation, TeachingState, quiet_transformers
 from .llm import Meter, Usage, usage_table
 from ..plotting import plot_style
+import dataenvgym
 
 # %% auto #0
-__all__ = ['save_iteration', 'restore_iteration', 'IterationLog', 'EpisodeResult', 'run_episode', 'finish', 'summary_table',
-           'plot_episode']
+__all__ = ['save_iteration', 'restore_iteration', 'IterationLog', 'EpisodeResult', 'run_episode', 'finish', 'result_lines',
+           'summary_table', 'plot_episode']
 
 # %% ../../nbs/35_teaching.runner.ipynb #fd91269b
 def save_iteration(env: TeachingEnv, obs: TeachingObservation, action: BaseModel | None, path: str | Path) -> Path:
@@ -78,9 +79,15 @@ class EpisodeResult(BaseModel):
     skill_history: list[dict[str, float]]
     out_dir: str
     usage: list[Usage] = Field(default_factory=list)    # LLM calls and tokens per module and iteration
+    last_iteration: int = 0                             # the last iteration, tested too (a result written before: 0, None)
+    test_accuracy_last: float | None = None
+    test_per_skill_last: dict[str, float] = Field(default_factory=dict)
 
     @property
     def test_gain(self) -> float: return self.test_accuracy_best - self.test_accuracy_initial
+    @property
+    def test_gain_last(self) -> float | None:
+        return None if self.test_accuracy_last is None else self.test_accuracy_last - self.test_accuracy_initial
 
 def _iteration_dirs(out: Path) -> list[Path]:
     return sorted((p for p in out.glob('iteration_*') if p.is_dir() and (p / 'state.json').exists()),
@@ -106,7 +113,7 @@ def run_episode(env: TeachingEnv, policy: Callable[[TeachingObservation], BaseMo
         old = json.loads((out / 'run.json').read_text())
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
             raise ValueError(f'{out} holds a different run ({old.get("env")}, {old.get("policy")}, seed {old.get("seed")}); use another folder')
-    else: (out / 'run.json').write_text(json.dumps(meta, indent=1))
+    else: (out / 'run.json').write_text(json.dumps({**meta, 'dataenvgym_version': dataenvgym.__version__}, indent=1))
     done = _iteration_dirs(out)
     logs = [IterationLog.model_validate_json((p / 'log.json').read_text()) for p in done]
     if done:
@@ -138,23 +145,32 @@ def _save(env, obs, action, log: IterationLog, out: Path, meter: Meter) -> None:
     path = save_iteration(env, obs, action, out / f'iteration_{obs.iteration}')
     (path / 'log.json').write_text(log.model_dump_json())
     if meter.rows: write_jsonl(meter.usage(), path / 'usage.jsonl')
+    _record_rejections(out, obs.iteration, getattr(env, 'rejections', []))
+
+def _record_rejections(out: Path, iteration: int, items: list[dict]) -> None:
+    "Add `iteration`'s refused items, each with its reason, to `out/rejections.json` (by iteration)."
+    path = out / 'rejections.json'
+    seen = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**seen, str(iteration): items if iteration else []}, indent=1))
 
 # %% ../../nbs/35_teaching.runner.ipynb #c8903b12
 def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, usage: list[Usage] = (),
            prices: dict[str, tuple[float, float]] | None = None) -> EpisodeResult:
-    "Pick the best iteration on validation, test it and iteration 0 once, and write the result, summary and figure."
+    "Pick the best iteration on validation, test it, iteration 0 and the last once, and write the result, summary and figure."
     history = env.state.history
     best = max(range(len(history)), key=lambda i: (history[i], -i))
     def test(i: int) -> EvalReport:
         with quiet_transformers(): student = type(env.student).load(out / f'iteration_{i}' / 'student')
         return evaluate(student, env.test, env.domain)
-    initial = test(0)
+    initial, last = test(0), len(history) - 1
     best_report = initial if best == 0 else test(best)
+    last_report = {0: initial, best: best_report}.get(last) or test(last)
     result = EpisodeResult(env=meta['env'], policy=meta['policy'], seed=meta['seed'], iterations=logs, best_iteration=best,
                            val_accuracy_best=history[best], test_accuracy_initial=initial.overall,
                            test_accuracy_best=best_report.overall, test_per_skill_initial=initial.per_skill,
                            test_per_skill_best=best_report.per_skill, skill_history=env.state.skill_history, out_dir=str(out),
-                           usage=list(usage))
+                           usage=list(usage), last_iteration=last, test_accuracy_last=last_report.overall,
+                           test_per_skill_last=last_report.per_skill)
     write_jsonl([result], out / 'result.jsonl')
     (out / 'summary.md').write_text(summary_table(result, prices))
     plot_episode(result).savefig(out / 'curves.png', dpi=110, bbox_inches='tight')
@@ -162,14 +178,25 @@ def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, us
     return result
 
 # %% ../../nbs/35_teaching.runner.ipynb #da8cc14e
+def _points(gain: float) -> str: return f'{100 * gain:+.1f} points'
+
+def result_lines(result: EpisodeResult) -> list[str]:
+    "The test result in plain words: the start, the best iteration on validation (or that none beat the start), the last."
+    start = f'Test accuracy at the start (iteration 0): {result.test_accuracy_initial:.1%}.'
+    if result.best_iteration == 0: best = 'No iteration beat the start on validation, so the best is the start itself.'
+    else: best = (f'Best on validation: iteration {result.best_iteration}, test {result.test_accuracy_best:.1%} '
+                  f'({_points(result.test_gain)}).')
+    if result.test_accuracy_last is None or result.last_iteration in (0, result.best_iteration): return [start, best]
+    return [start, best, f'Last iteration ({result.last_iteration}): test {result.test_accuracy_last:.1%} '
+                         f'({_points(result.test_gain_last)}).']
+
 def summary_table(result: EpisodeResult, prices: dict[str, tuple[float, float]] | None = None) -> str:
     "A markdown table of the episode: one row per iteration, the test result, and the LLM modules' tokens and cost if any."
-    rows = ['| iteration | data | val accuracy | gain | rejected | seconds |', '|---:|---:|---:|---:|:---|---:|']
+    rows = ['| iteration | data | val accuracy | gain (points) | rejected | seconds |', '|---:|---:|---:|---:|:---|---:|']
     rows += [f'| {l.iteration}{" ★" if l.iteration == result.best_iteration else ""} | {l.n_data} | {l.val_accuracy:.1%} | '
-             f'{l.gain:+.1%} | {", ".join(f"{k} {v}" for k, v in l.rejected.items()) or "—"} | {l.seconds:.0f} |'
+             f'{100 * l.gain:+.1f} | {", ".join(f"{k} {v}" for k, v in l.rejected.items()) or "—"} | {l.seconds:.0f} |'
              for l in result.iterations]
-    rows += ['', f'Test accuracy: {result.test_accuracy_initial:.1%} at iteration 0 → {result.test_accuracy_best:.1%} '
-                 f'at iteration {result.best_iteration} ({100 * result.test_gain:+.1f} points).']
+    rows += ['', *result_lines(result)]
     if result.usage: rows += ['', 'LLM calls, tokens and estimated cost per module:', '', usage_table(result.usage, prices)]
     return '\n'.join(rows)
 
