@@ -18,7 +18,8 @@ from . import __version__
 from .core import EvalReport, Student, evaluate, write_jsonl
 from .registry import lookup, make, registered
 from .teaching.envs import TeachingEnv, quiet_transformers
-from .teaching.config import (MissingKeyWarning, RunConfig, build, dump_config, estimate, estimate_table, key_warning,
+from .teaching.config import (MissingKeyWarning, RunConfig, build, dump_config, estimate,
+                                        estimate_table, key_warning,
                                         load_config, override, preflight)
 from .teaching.llm import LLM, LLMError
 from .teaching.policies import Policy
@@ -37,17 +38,24 @@ class UserError(Exception):
 
 USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError, LLMError)
 
+# %% ../nbs/80_cli.ipynb #2bafb0b5
 def explain(error: BaseException) -> str:
     "`error` in one line: a validation error as its fields, a missing optional package as the extra that brings it."
     if isinstance(error, ImportError) and (pkg := (error.name or '').split('.')[0]) in EXTRAS:
         return f"this needs the optional package {pkg}: pip install 'dataenvgym[{EXTRAS[pkg]}]'"
     if isinstance(error, ValidationError):
-        return '; '.join(f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}{e['msg'].removeprefix('Value error, ')}"
-                         for e in error.errors())
+        return '; '.join(
+            f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}{e['msg'].removeprefix('Value error, ')}"
+            for e in error.errors()
+        )
     if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark:
-        return f'not valid YAML: {error.problem} (line {error.problem_mark.line + 1}, column {error.problem_mark.column + 1})'
+        return (
+            f'not valid YAML: {error.problem} (line {error.problem_mark.line + 1}, column'
+            f' {error.problem_mark.column + 1})'
+        )
     return ' '.join(str(error).split()) or type(error).__name__
 
+# %% ../nbs/80_cli.ipynb #09c8e8e4
 def _refuse(command: str, error: BaseException) -> int:
     "Say in one line why `command` cannot run; the exit status of a usage error."
     print(f'dataenvgym {command}: error: {explain(error)}', file=sys.stderr)
@@ -59,8 +67,10 @@ def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n
     "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` held-out ones; a JSON-ready summary."
     dom = make(f'domain:{domain}')
     split = dom.splits(n_train, 0, n_eval, seed=seed)
-    kind = lookup('preset', f'{domain}/embedded').student          # the domain's student, as its embedded preset has it
-    student = make(f'student:{kind}', seed=seed, **dom.student_settings, **({'steps': steps} if steps else {}))
+    # the domain's student, as its embedded preset has it
+    kind = lookup('preset', f'{domain}/embedded').student
+    student = make(f'student:{kind}', seed=seed, **dom.student_settings,
+                   **({'steps': steps} if steps else {}))
     t0 = time.perf_counter()
     student.fit([dom.datum(t, source='seed') for t in split['train']], progress=progress)
     train_s = time.perf_counter() - t0
@@ -70,9 +80,12 @@ def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n
     if save: _save_run(Path(save), student, report, split)
     return {'domain': domain, 'seed': seed, 'n_train': n_train, 'n_eval': n_eval,
             'accuracy': report.overall, 'per_skill': report.per_skill, 'per_subskill': report.per_subskill,
-            'train_seconds': round(train_s, 2), 'train_examples_per_s': round(student.examples_seen / train_s, 1),
-            'eval_examples_per_s': round(n_eval / eval_s, 1), 'parameters': student.num_parameters, 'report': report}
+            'train_seconds': round(train_s, 2),
+            'train_examples_per_s': round(student.examples_seen / train_s, 1),
+            'eval_examples_per_s': round(n_eval / eval_s, 1),
+            'parameters': student.num_parameters, 'report': report}
 
+# %% ../nbs/80_cli.ipynb #3ca02995
 def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> None:
     with quiet_transformers(): student.save(path / 'student')
     (path / 'report.json').write_text(report.model_dump_json(indent=1))
@@ -82,28 +95,44 @@ def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> 
 def _print_iteration(log: IterationLog, skipped: str | None = None) -> None:
     "One line per iteration (gain in points); what the engine and the quality check rejected, by reason; why it was skipped."
     why = log.rejected
-    rejected = f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
-    print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain {100 * log.gain:+5.1f} points  '
+    rejected = (
+        f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
+    )
+    print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain '
+          f'{100 * log.gain:+5.1f} points  '
           f'{log.seconds:5.0f}s{rejected}' + (f'; skipped: {skipped}' if skipped else ''), flush=True)
 
-FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset', 'iterations': 'iterations',
-         'seed': 'seed', 'seed_cache': 'seed_cache', 'student': 'student.kind', 'student_model': 'student.model',
-         'llm_model': 'teacher.llm.model', 'llm_base_url': 'teacher.llm.base_url', 'llm_api_key_env': 'teacher.llm.api_key_env',
-         'llm_mode': 'teacher.llm.mode', 'llm_cache': 'teacher.llm.cache', 'llm_cache_mode': 'teacher.llm.cache_mode'}
+# %% ../nbs/80_cli.ipynb #624070fb
+FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset',
+         'iterations': 'iterations',
+         'seed': 'seed', 'seed_cache': 'seed_cache', 'student': 'student.kind',
+         'student_model': 'student.model',
+         'llm_model': 'teacher.llm.model', 'llm_base_url': 'teacher.llm.base_url',
+         'llm_api_key_env': 'teacher.llm.api_key_env',
+         'llm_mode': 'teacher.llm.mode', 'llm_cache': 'teacher.llm.cache',
+         'llm_cache_mode': 'teacher.llm.cache_mode'}
 
+# %% ../nbs/80_cli.ipynb #b573f37c
 def run_config(args: argparse.Namespace) -> RunConfig:
     "The run `teach`'s arguments describe: `--config` (a file or a named config) or the defaults, the flags and `--set` over it."
     config = load_config(args.config) if args.config else RunConfig()
-    changes = {path: getattr(args, flag) for flag, path in FLAGS.items() if getattr(args, flag, None) is not None}
-    if config.teacher.llm is None and 'teacher.llm.model' not in changes and any(p.startswith('teacher.llm.') for p in changes):
+    changes = {path: getattr(args, flag) for flag, path in FLAGS.items()
+               if getattr(args, flag, None) is not None}
+    if (
+        config.teacher.llm is None
+        and 'teacher.llm.model' not in changes
+        and any(p.startswith('teacher.llm.') for p in changes)
+    ):
         raise UserError('the --llm-* flags need --llm-model (or a config with teacher.llm)')
     for item in args.set or []:
         key, eq, value = item.partition('=')
         if not eq: raise UserError(f'--set takes KEY=VALUE (e.g. student.settings.lr=3e-4), got {item!r}')
         changes[key.strip()] = value
-    if 'student.model' in changes and 'gpu' not in changes: changes['gpu'] = None   # another student: the config's GPU note was its
+    # another student: the config's GPU note was its
+    if 'student.model' in changes and 'gpu' not in changes: changes['gpu'] = None
     return override(config, **changes)
 
+# %% ../nbs/80_cli.ipynb #a1d61f49
 def _need_packages(config: RunConfig) -> None:
     "An LLM run needs the `llm` extra, unless it replays a recording."
     if config.teacher.llm and config.teacher.llm.cache_mode != 'replay':
@@ -115,8 +144,10 @@ def _need_gpu(config: RunConfig) -> None:
     if config.student.settings.get('device') != 'cuda': return
     import torch
     if not torch.cuda.is_available():
-        raise UserError(f'this run needs a GPU ({config.gpu or "student device cuda"}) and none is here: see its cost with --dry-run, '
-                        'or run the same pipeline with tiny parts on the CPU (--student-model FOLDER --set student.settings.device=cpu)')
+        raise UserError(f'this run needs a GPU ({config.gpu or "student device cuda"}) and none is here: '
+                        f'see its cost with --dry-run, '
+                        'or run the same pipeline with tiny parts on the CPU (--student-model FOLDER --set '
+                        'student.settings.device=cpu)')
 
 # %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
@@ -131,7 +162,8 @@ def _default_out(args: argparse.Namespace, config: RunConfig) -> Path:
         name = Path(args.config).stem if Path(args.config).exists() else str(args.config)
         return Path('runs') / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}-seed{config.seed}"
     default = f'runs/{config.env}-{config.teacher.policy}-seed{config.seed}'
-    return Path(default if config.domain.name == 'math' else default.replace('runs/', f'runs/{config.domain.name}-'))
+    return Path(default if config.domain.name == 'math'
+                else default.replace('runs/', f'runs/{config.domain.name}-'))
 
 # %% ../nbs/80_cli.ipynb #2567832d
 def _check_run_folder(out: Path) -> bool:
@@ -139,13 +171,15 @@ def _check_run_folder(out: Path) -> bool:
     meta = out / 'run.json'
     if not meta.exists(): return False
     try: json.loads(meta.read_text())
-    except ValueError as e: raise UserError(f'{meta} is damaged ({e}); move the folder away or pass another --out') from e
+    except ValueError as e: raise UserError(f'{meta} is damaged ({e}); move the folder away or pass another '
+                                            f'--out') from e
     return True
 
 def _warn_key(config: RunConfig) -> None:
     "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
     if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
 
+# %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
     try: domain, problem = preflight(config), None
@@ -156,6 +190,7 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     _warn_key(config)
     return 0
 
+# %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
     config = run_config(args)
@@ -169,22 +204,31 @@ def teach(args: argparse.Namespace) -> int:
         env, policy, llm = build(config, out, domain)
     _warn_key(config)
     def on_iteration(log: IterationLog) -> None:
-        if not args.json: _print_iteration(log, getattr(env.engine, 'skipped', None) if log.iteration else None)
-    try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None, on_iteration=on_iteration)
-    except (ValueError, OSError) as e:       # a plain ValueError is the runner's own message (another run's folder)
+        if not args.json: _print_iteration(log, getattr(env.engine, 'skipped', None)
+                                           if log.iteration else None)
+    try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None,
+                              on_iteration=on_iteration)
+    # a plain ValueError is the runner's own message (another run's folder)
+    except (ValueError, OSError) as e:
         if not resuming or type(e) is ValueError: raise
-        raise UserError(f'cannot resume the run in {out} ({explain(e)}): move the folder away or pass another --out') from e
-    rejections = json.loads((out / 'rejections.json').read_text()) if (out / 'rejections.json').exists() else {}
+        raise UserError(f'cannot resume the run in {out} ({explain(e)}): move the folder away or pass '
+                        f'another --out') from e
+    rejections = (
+        json.loads((out / 'rejections.json').read_text()) if (out / 'rejections.json').exists() else {}
+    )
     if args.json: print(json.dumps({**result.model_dump(mode='json'), 'rejections': rejections}))
     else: print(' '.join(result_lines(result)) + f' Run in {out}')
     if result.iterations[-1].n_data == 0:
         why = Counter(); [why.update(l.rejected) for l in result.iterations]
-        print(f'dataenvgym teach: error: the teacher\'s data was all rejected ({", ".join(f"{k} {v}" for k, v in why.items()) or "none written"}): '
-              f'the episode measured no teaching (each rejected item and its reason: {out / "rejections.json"})',
+        print(f'dataenvgym teach: error: the teacher\'s data was all rejected '
+              f'({", ".join(f"{k} {v}" for k, v in why.items()) or "none written"}): '
+              f'the episode measured no teaching (each rejected item and its reason: '
+              f'{out / "rejections.json"})',
               file=sys.stderr)
         return 1
     return 0
 
+# %% ../nbs/80_cli.ipynb #e725ecad
 def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
     "`teach config [NAME]`: print the config (named, or what --config and the flags describe) as YAML; bare: the names."
     if args.what[0] != 'config' or len(args.what) > 2:
@@ -201,11 +245,13 @@ def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
 def _print_train(res: dict) -> None:
     if res['phase'] == 'sft':
         n = res['length']
-        print(f"warm-up: {res['chats']} chats, longest {n['longest']} tokens of {n['max_length']} (answers cut: {n['answers_cut']}); "
+        print(f"warm-up: {res['chats']} chats, longest {n['longest']} tokens of {n['max_length']} (answers "
+              f"cut: {n['answers_cut']}); "
               f"SFT: {res['steps']} steps, loss {' → '.join(map(str, res['loss']))}; saved {res['saved']}")
     elif res['phase'] == 'grpo':
         level = '' if res['level'] is None else f", curriculum level {res['level']}"
-        print(f"GRPO from {res['from']}: {res['steps']} steps, {res['episodes']} episodes, mean reward per step "
+        print(f"GRPO from {res['from']}: {res['steps']} steps, {res['episodes']} episodes, mean reward per "
+              f"step "
               f"{res['reward']}{level}; saved {res['saved']}")
     else:
         from dataenvgym.repair.train import eval_report
@@ -213,17 +259,24 @@ def _print_train(res: dict) -> None:
               f"{res['confidence']:.0%} confidence intervals and paired differences from {res['reference']}:")
         print(eval_report(res))
 
+# %% ../nbs/80_cli.ipynb #d6f6b7d6
 def train_agent(args: argparse.Namespace) -> int:
     "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."
     from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
-    try: config = TrainConfig.load(args.config)
-    except (ValidationError, yaml.YAMLError) as e: raise UserError(f'config {args.config}: {explain(e)}') from e
+    try:
+        config = TrainConfig.load(args.config)
+    except (ValidationError, yaml.YAMLError) as e:
+        raise UserError(f'config {args.config}: {explain(e)}') from e
     if args.phase == 'config':
         print(yaml.safe_dump(config.model_dump(mode='json'), sort_keys=False), end='')
         return 0
     out = Path(args.out or f'runs/agent-{Path(args.config).stem}')
-    if args.phase == 'eval': res = run_eval(config, out, args.model)
-    else: res = (run_sft if args.phase == 'sft' else run_grpo)(config, out, progress=sys.stderr.isatty() and not args.json)
+    if args.phase == 'eval':
+        res = run_eval(config, out, args.model)
+    else:
+        res = (run_sft if args.phase == 'sft' else run_grpo)(
+            config, out, progress=sys.stderr.isatty() and not args.json
+        )
     if args.json: print(json.dumps(res))
     else: _print_train(res)
     return 0
@@ -231,17 +284,23 @@ def train_agent(args: argparse.Namespace) -> int:
 # %% ../nbs/80_cli.ipynb #dd00779e
 def _add_serve(sub, debug: argparse.ArgumentParser) -> None:
     "The `serve` subcommand's arguments."
-    v = sub.add_parser('serve', parents=[debug], help='serve the repair or a teaching environment over HTTP and WebSocket')
+    v = sub.add_parser('serve', parents=[debug],
+                       help='serve the repair or a teaching environment over HTTP and WebSocket')
     v.add_argument('which', choices=['repair', 'teaching'], help='the environment to serve')
     v.add_argument('--task', default=None, help='repair: the task (default task_0_tutorial)')
-    v.add_argument('--env', default=None, choices=['open-ended', 'skill-list', 'skill-tree'], help='teaching: default skill-list')
+    v.add_argument('--env', default=None, choices=['open-ended', 'skill-list', 'skill-tree'],
+                   help='teaching: default skill-list')
     v.add_argument('--preset', default=None, help='teaching: the preset (default math/tiny)')
     v.add_argument('--host', default='127.0.0.1', help='address to listen on (default 127.0.0.1)')
     v.add_argument('--port', type=_positive, default=8000, help='default 8000')
-    v.add_argument('--capacity', type=_positive, default=None, help='sessions at once (default 16 repair, 4 teaching)')
-    v.add_argument('--per-client', type=_positive, default=None, help='sessions one client may hold (default: capacity)')
-    v.add_argument('--idle-s', type=float, default=None, help='seconds before an unused session is closed (default 600)')
-    v.add_argument('--token', default=None, help='require "Authorization: Bearer TOKEN" (needed beyond localhost)')
+    v.add_argument('--capacity', type=_positive, default=None,
+                   help='sessions at once (default 16 repair, 4 teaching)')
+    v.add_argument('--per-client', type=_positive, default=None,
+                   help='sessions one client may hold (default: capacity)')
+    v.add_argument('--idle-s', type=float, default=None,
+                   help='seconds before an unused session is closed (default 600)')
+    v.add_argument('--token', default=None,
+                   help='require "Authorization: Bearer TOKEN" (needed beyond localhost)')
     v.add_argument('--allow-origin', action='append', default=None, metavar='ORIGIN',
                    help='a browser origin allowed to call the server, e.g. https://app.example (repeatable)')
 
@@ -251,7 +310,8 @@ def serve_app(args: argparse.Namespace):
     import os
     from dataclasses import replace
     from .serve import Settings, settings_from_env
-    flags = {'capacity': args.capacity, 'per_client': args.per_client, 'idle_s': args.idle_s, 'token': args.token,
+    flags = {'capacity': args.capacity, 'per_client': args.per_client, 'idle_s': args.idle_s,
+             'token': args.token,
              'allow_origins': tuple(args.allow_origin) if args.allow_origin else None}
     base = settings_from_env(Settings(capacity=16 if args.which == 'repair' else 4))
     settings = replace(base, **{k: v for k, v in flags.items() if v is not None})
@@ -259,11 +319,17 @@ def serve_app(args: argparse.Namespace):
         raise UserError(f'serving on {args.host} (beyond localhost) needs --token (or DATAENVGYM_TOKEN)')
     if args.which == 'repair':
         from .repair.serve import make_app
-        return make_app(args.task or os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'), settings=settings)
+        return make_app(
+            args.task or os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'), settings=settings
+        )
     from .teaching.serve import make_app
-    return make_app(args.env or os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
-                    args.preset or os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'), settings=settings)
+    return make_app(
+        args.env or os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
+        args.preset or os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'),
+        settings=settings,
+    )
 
+# %% ../nbs/80_cli.ipynb #bd2976a2
 def serve(args: argparse.Namespace) -> int:
     "Run `serve_app(args)` with uvicorn until interrupted."
     import uvicorn
@@ -278,88 +344,131 @@ class _Parser(argparse.ArgumentParser):
 
 def _positive(text: str) -> int:
     "A whole number of at least 1, for argparse."
-    if not text.isdigit() or int(text) < 1: raise argparse.ArgumentTypeError(f'expected a whole number of at least 1, got {text!r}')
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f'expected a whole number of at least 1, got {text!r}')
     return int(text)
 
 # %% ../nbs/80_cli.ipynb #4a53684e
 def _add_student(sub, debug: argparse.ArgumentParser) -> None:
     "The `student` command: train the domain's student alone."
-    s = sub.add_parser('student', parents=[debug], help='train the tiny student on a seeded sample and report per-skill accuracy')
+    s = sub.add_parser('student', parents=[debug],
+                       help='train the tiny student on a seeded sample and report per-skill accuracy')
     s.add_argument('--domain', default='math', choices=registered('domain'))
     s.add_argument('--seed', type=int, default=0)
     s.add_argument('--n-train', type=_positive, default=4000, help='training tasks (default 4000)')
     s.add_argument('--n-eval', type=_positive, default=500, help='held-out evaluation tasks (default 500)')
-    s.add_argument('--steps', type=_positive, default=None, help="optimiser steps (default: the student's own)")
+    s.add_argument('--steps', type=_positive, default=None,
+                   help="optimiser steps (default: the student's own)")
     s.add_argument('--save', default=None, help='folder to save the student, its report and the test tasks')
     s.add_argument('--json', action='store_true', help='print one JSON object instead of a table')
 
 # %% ../nbs/80_cli.ipynb #0f49bf32
 def _add_teach(sub, debug: argparse.ArgumentParser) -> None:
     "The `teach` command: a teaching episode from a config and flags, the LLM teacher's among them."
-    t = sub.add_parser('teach', parents=[debug], help='run a teaching episode: a teacher writes data, the student retrains, gains are reported')
-    t.add_argument('what', nargs='*', metavar='config [NAME]', help='print the run config (a named one, or what --config and the flags make) as YAML')
-    t.add_argument('--config', default=None, help='a YAML/JSON file of RunConfig, or a named config: paper/DOMAIN/ENV (GPU), tiny/DOMAIN/ENV; '
+    t = sub.add_parser('teach', parents=[debug],
+                       help='run a teaching episode: a teacher writes data, the student retrains, gains are '
+                       'reported')
+    t.add_argument('what', nargs='*', metavar='config [NAME]',
+                   help='print the run config (a named one, or what --config and the flags make) as YAML')
+    t.add_argument('--config', default=None,
+                   help='a YAML/JSON file of RunConfig, or a named config: paper/DOMAIN/ENV (GPU), '
+                   'tiny/DOMAIN/ENV; '
                    'the flags below override it')
-    t.add_argument('--set', action='append', default=None, metavar='KEY=VALUE', help='set any config field by dotted path, e.g. '
+    t.add_argument('--set', action='append', default=None, metavar='KEY=VALUE',
+                   help='set any config field by dotted path, e.g. '
                    'student.settings.lr=3e-4 or domain.val=data/MATH/train.jsonl (repeatable)')
-    t.add_argument('--dry-run', action='store_true', help='print the LLM calls, tokens and estimated cost, student fits and evaluations; run nothing')
+    t.add_argument('--dry-run', action='store_true',
+                   help='print the LLM calls, tokens and estimated cost, student fits and evaluations; run '
+                   'nothing')
     t.add_argument('--env', default=None, choices=registered('env'), help='default skill-tree')
     t.add_argument('--domain', default=None, choices=registered('domain'), help='default math')
-    t.add_argument('--policy', default=None, help="the environment's policy: with-state (default), no-state, ...; llm (with --llm-model)")
-    t.add_argument('--preset', default=None, help="the domain's preset: embedded (default) or tiny (seconds, for tests)")
+    t.add_argument('--policy', default=None,
+                   help="the environment's policy: with-state (default), no-state, ...; llm (with "
+                   "--llm-model)")
+    t.add_argument('--preset', default=None,
+                   help="the domain's preset: embedded (default) or tiny (seconds, for tests)")
     t.add_argument('--iterations', type=int, default=None, help="teaching iterations (default: the preset's)")
     t.add_argument('--seed', type=int, default=None, help='default 0')
-    t.add_argument('--student', default=None, help="a registered student (default: the preset's): tiny, hf, vqa, hf-vision")
-    t.add_argument('--student-model', default=None, help='hf, hf-vision: a Hugging Face model name or a local folder')
-    t.add_argument('--out', default=None, help='run folder (default runs/ENV-POLICY-seedS); an unfinished run there is resumed')
-    t.add_argument('--seed-cache', default=None, help='folder to cache seed students in, shared by runs on the same seed')
-    t.add_argument('--json', action='store_true', help='print one JSON object instead of a line per iteration')
+    t.add_argument('--student', default=None,
+                   help="a registered student (default: the preset's): tiny, hf, vqa, hf-vision")
+    t.add_argument('--student-model', default=None,
+                   help='hf, hf-vision: a Hugging Face model name or a local folder')
+    t.add_argument('--out', default=None,
+                   help='run folder (default runs/ENV-POLICY-seedS); an unfinished run there is resumed')
+    t.add_argument('--seed-cache', default=None,
+                   help='folder to cache seed students in, shared by runs on the same seed')
+    t.add_argument('--json', action='store_true',
+                   help='print one JSON object instead of a line per iteration')
     g = t.add_argument_group('LLM teacher modules (any OpenAI-compatible endpoint)')
-    g.add_argument('--llm-model', default=None, help='model name; turns on the LLM engine, discovery and proposer')
-    g.add_argument('--llm-base-url', default=None, help='e.g. http://127.0.0.1:8000/v1 for vLLM (default: OpenAI)')
-    g.add_argument('--llm-api-key-env', default=None, help='environment variable holding the key (default OPENAI_API_KEY)')
-    g.add_argument('--llm-mode', default=None, choices=['tools', 'json', 'md_json'], help='how instructor asks for structure')
+    g.add_argument('--llm-model', default=None,
+                   help='model name; turns on the LLM engine, discovery and proposer')
+    g.add_argument('--llm-base-url', default=None,
+                   help='e.g. http://127.0.0.1:8000/v1 for vLLM (default: OpenAI)')
+    g.add_argument('--llm-api-key-env', default=None,
+                   help='environment variable holding the key (default OPENAI_API_KEY)')
+    g.add_argument('--llm-mode', default=None, choices=['tools', 'json', 'md_json'],
+                   help='how instructor asks for structure')
     g.add_argument('--llm-cache', default=None, help='JSONL file of recorded calls')
     g.add_argument('--llm-cache-mode', default=None, choices=['auto', 'record', 'replay'])
 
 # %% ../nbs/80_cli.ipynb #cde4dc0f
 def _add_sweep(sub, debug: argparse.ArgumentParser) -> None:
     "The `sweep` command: a grid of teaching episodes over seeds."
-    w = sub.add_parser('sweep', parents=[debug], help='run a grid of teaching episodes over seeds; compare the policies, paired, with 95%% CIs')
-    w.add_argument('--file', default=None, help='a YAML/JSON sweep file (presets, envs, policies, seeds, iterations); flags override it')
+    w = sub.add_parser('sweep', parents=[debug],
+                       help='run a grid of teaching episodes over seeds; compare the policies, paired, with '
+                       '95%% CIs')
+    w.add_argument('--file', default=None,
+                   help='a YAML/JSON sweep file (presets, envs, policies, seeds, iterations); flags '
+                   'override it')
     w.add_argument('--env', nargs='+', default=None, help='environments (default: skill-list)')
-    w.add_argument('--policies', nargs='+', default=None, help='registered policies of every environment (default: with-state no-state)')
-    w.add_argument('--preset', nargs='+', default=None, help='presets, domain/name or a name of --domain (default: math/embedded)')
+    w.add_argument('--policies', nargs='+', default=None,
+                   help='registered policies of every environment (default: with-state no-state)')
+    w.add_argument('--preset', nargs='+', default=None,
+                   help='presets, domain/name or a name of --domain (default: math/embedded)')
     w.add_argument('--domain', default=None, help='the domain of bare --preset names (default math)')
-    w.add_argument('--seeds', nargs='+', default=None, help='seeds and ranges, e.g. 0-9 or 0 3 7 (default 0-9)')
-    w.add_argument('--iterations', type=_positive, default=None, help="teaching iterations (default: each preset's)")
-    w.add_argument('--out', default='runs/sweep', help='the sweep folder: an episode finished there is not run again')
-    w.add_argument('--backend', default='sequential', choices=['sequential', 'ray'], help='one episode after another, or Ray tasks')
-    w.add_argument('--address', default=None, help="a running Ray cluster ('auto' or host:port); implies --backend ray")
-    w.add_argument('--cpus-per-episode', type=_positive, default=1, help='CPUs (and torch threads) per episode (default 1)')
+    w.add_argument('--seeds', nargs='+', default=None,
+                   help='seeds and ranges, e.g. 0-9 or 0 3 7 (default 0-9)')
+    w.add_argument('--iterations', type=_positive, default=None,
+                   help="teaching iterations (default: each preset's)")
+    w.add_argument('--out', default='runs/sweep',
+                   help='the sweep folder: an episode finished there is not run again')
+    w.add_argument('--backend', default='sequential', choices=['sequential', 'ray'],
+                   help='one episode after another, or Ray tasks')
+    w.add_argument('--address', default=None,
+                   help="a running Ray cluster ('auto' or host:port); implies --backend ray")
+    w.add_argument('--cpus-per-episode', type=_positive, default=1,
+                   help='CPUs (and torch threads) per episode (default 1)')
     w.add_argument('--gpus-per-episode', type=float, default=0, help='GPUs per episode on Ray (default 0)')
-    w.add_argument('--json', action='store_true', help='print the summary as one JSON object instead of tables')
+    w.add_argument('--json', action='store_true',
+                   help='print the summary as one JSON object instead of tables')
 
 # %% ../nbs/80_cli.ipynb #45adb99b
 def _add_train(sub, debug: argparse.ArgumentParser) -> None:
     "The `train` command: an agent for the data-repair environment."
-    a = sub.add_parser('train', parents=[debug], help='train an agent for the data-repair environment: sft, then grpo, then eval')
-    a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'], help='the phase to run (config: print the config as YAML)')
-    a.add_argument('--config', default='tiny', help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
+    a = sub.add_parser('train', parents=[debug],
+                       help='train an agent for the data-repair environment: sft, then grpo, then eval')
+    a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'],
+                   help='the phase to run (config: print the config as YAML)')
+    a.add_argument('--config', default='tiny',
+                   help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
                    'tiny-curriculum, qwen2.5-1.5b-t4')
     a.add_argument('--out', default=None, help='run folder shared by the phases (default runs/agent-CONFIG)')
-    a.add_argument('--model', default=None, help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
+    a.add_argument('--model', default=None,
+                   help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
     a.add_argument('--json', action='store_true', help='print one JSON object')
 
 # %% ../nbs/80_cli.ipynb #74a6f042
 def _parser() -> argparse.ArgumentParser:
     "The program's parser: its own flags, then each command's, each added by its own function."
-    p = _Parser(prog='dataenvgym', description='Data-generation agents in teacher environments, and agents for the '
-                'data-repair environment. A mistake in the arguments ends in one line on stderr; --debug shows the traceback.')
+    p = _Parser(prog='dataenvgym',
+                description='Data-generation agents in teacher environments, and agents for the '
+                'data-repair environment. A mistake in the arguments ends in one line on stderr; --debug '
+                'shows the traceback.')
     p.add_argument('--debug', action='store_true', help='on an error, show the full traceback')
     p.add_argument('--version', action='version', version=f'dataenvgym {__version__}')
     debug = argparse.ArgumentParser(add_help=False)
-    debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS, help='on an error, show the full traceback')
+    debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS,
+                       help='on an error, show the full traceback')
     sub = p.add_subparsers(dest='command', required=True)
     for add in (_add_student, _add_teach, _add_sweep, _add_train, _add_serve): add(sub, debug)
     return p
@@ -384,13 +493,16 @@ def sweep(args: argparse.Namespace) -> int:
     from .teaching.sweep import load_spec, run_sweep, sweep_table
     presets = [preset_name(p, args.domain) for p in args.preset] if args.preset else \
               [preset_name('embedded', args.domain)] if args.domain else None
-    spec = load_spec(args.file, presets=presets, envs=args.env, policies=args.policies, seeds=args.seeds, iterations=args.iterations)
-    res = run_sweep(spec, args.out, backend=args.backend, address=args.address, cpus_per_episode=args.cpus_per_episode,
+    spec = load_spec(args.file, presets=presets, envs=args.env, policies=args.policies, seeds=args.seeds,
+                     iterations=args.iterations)
+    res = run_sweep(spec, args.out, backend=args.backend, address=args.address,
+                    cpus_per_episode=args.cpus_per_episode,
                     gpus_per_episode=args.gpus_per_episode, progress=sys.stderr.isatty())
     if args.json: print(json.dumps(res.model_dump(exclude={'rows'})))
     else:
         print(sweep_table(res))
-        print(f'\n{len(res.rows)} episodes ({res.ran} run now, {res.seconds:.0f}s, {res.backend}); rows, summary and figure in '
+        print(f'\n{len(res.rows)} episodes ({res.ran} run now, {res.seconds:.0f}s, {res.backend}); rows, '
+              f'summary and figure in '
               f'{res.out_dir}/sweep.json, sweep.md, sweep.png')
     return 0
 
@@ -398,7 +510,8 @@ def sweep(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `dataenvgym` console script: a user error is one line on stderr (a traceback with `--debug`)."
     args = _parser().parse_args(argv)
-    try: return {'teach': teach, 'sweep': sweep, 'train': train_agent, 'student': student, 'serve': serve}[args.command](args)
+    try: return {'teach': teach, 'sweep': sweep, 'train': train_agent,
+                 'student': student, 'serve': serve}[args.command](args)
     except USER_ERRORS as e:
         if args.debug: raise
         return _refuse(args.command, e)

@@ -99,6 +99,7 @@ def _accuracy_by(attempts: Sequence[Attempt], key) -> dict:
     for a in attempts: groups[key(a.task)].append(a.score)
     return {k: sum(v) / len(v) for k, v in sorted(groups.items())}
 
+# %% ../nbs/00_core.ipynb #6ffc148b
 class EvalReport(Record):
     "Accuracy overall, per skill, per subskill and per difficulty, with counts and the failed attempts."
     overall: float
@@ -135,6 +136,7 @@ _R = TypeVar('_R', bound=BaseModel)
 class JsonlError(ValueError):
     "A JSONL file holds a line that is not a valid record."
 
+# %% ../nbs/00_core.ipynb #46451cac
 def write_jsonl(records: Iterable[BaseModel], path: str | Path) -> Path:
     "Write `records` to `path` as JSON Lines, atomically (all or nothing)."
     path = Path(path)
@@ -149,6 +151,7 @@ def write_jsonl(records: Iterable[BaseModel], path: str | Path) -> Path:
         raise
     return path
 
+# %% ../nbs/00_core.ipynb #bfb8ab34
 def read_jsonl(path: str | Path, cls: type[_R]) -> list[_R]:
     "Read `cls` records from a JSON Lines file; a bad line raises `JsonlError` naming the file and line."
     path = Path(path)
@@ -159,14 +162,16 @@ def read_jsonl(path: str | Path, cls: type[_R]) -> list[_R]:
             if not line.strip(): continue
             try: out.append(cls.model_validate_json(line))
             except ValidationError as e:
-                raise JsonlError(f'{path}, line {i}: not a valid {cls.__name__}: {e.errors()[0]["msg"]}') from None
+                raise JsonlError(f'{path}, line {i}: not a valid {cls.__name__}: '
+                                 f'{e.errors()[0]["msg"]}') from None
     return out
 
 # %% ../nbs/00_core.ipynb #cc3b9713
 def check_choice(value: str, valid: Iterable[str], what: str = 'skill') -> str:
     "Return `value` if it is in `valid`, else raise a `ValueError` listing the valid names."
     valid = list(valid)
-    if value not in valid: raise ValueError(f'Unknown {what} {value!r}; valid {what}s: {", ".join(map(str, valid))}')
+    if value not in valid: raise ValueError(f'Unknown {what} {value!r}; valid {what}s: '
+                                            f'{", ".join(map(str, valid))}')
     return value
 
 # %% ../nbs/00_core.ipynb #a7227dad
@@ -229,9 +234,11 @@ class ContractError(TypeError):
 
 _FAILED = object()   # what a check gets back from a call that raised
 
+# %% ../nbs/00_core.ipynb #c00713d7
 class _Checks:
     "Collects the problems found in `obj`, then raises them all at once."
-    def __init__(self, obj, contract: str): self.obj, self.contract, self.problems, self.has = obj, contract, [], set()
+    def __init__(self, obj, contract: str):
+        self.obj, self.contract, self.problems, self.has = obj, contract, [], set()
 
     def note(self, problem: str):
         if problem not in self.problems: self.problems.append(problem)
@@ -257,10 +264,13 @@ class _Checks:
         if not self.problems: return self.obj
         n, name = len(self.problems), type(self.obj).__name__
         lines = '\n'.join(f'  - {p}' for p in self.problems)
-        raise ContractError(f'{name} breaks the {self.contract} contract ({n} problem{"s" * (n > 1)}):\n{lines}')
+        raise ContractError(f'{name} breaks the {self.contract} contract ({n} '
+                            f'problem{"s" * (n > 1)}):\n{lines}')
 
 # %% ../nbs/00_core.ipynb #b9a64c4c
 _BASE = 'subclass dataenvgym.domains.base.DomainBase for a default'
+
+# %% ../nbs/00_core.ipynb #d1d402df
 DOMAIN_MEMBERS = {
     'name': ('name: str', "a class attribute, e.g. name = 'reverse'"),
     'subskills': ('subskills: list[str]', 'the subskills the domain draws tasks of'),
@@ -269,7 +279,8 @@ DOMAIN_MEMBERS = {
     'tasks': ('tasks(n, *, skill=None, subskill=None, difficulty=None, seed=0) -> list[Task]',
               f'{_BASE} and define _make(subskill, level, rng) -> Task'),
     'splits': ('splits(n_train, n_val, n_test, *, seed=0) -> dict[str, list[Task]]', _BASE),
-    'grade': ('grade(task, response) -> Attempt', 'the grader: Attempt(task=task, response=response, correct=...)'),
+    'grade': ('grade(task, response) -> Attempt',
+              'the grader: Attempt(task=task, response=response, correct=...)'),
     'grade_many': ('grade_many(tasks, responses) -> list[Attempt]', _BASE),
     'key': ('key(task) -> str', _BASE),
     'datum': ("datum(task, source='task', response=None, **metadata) -> Datum", _BASE),
@@ -278,6 +289,7 @@ DOMAIN_MEMBERS = {
     'solve': ('solve(prompt) -> str | None', _BASE),
     'show': ('show(tasks, answers=None, **kwargs) -> Figure | None', _BASE)}
 
+# %% ../nbs/00_core.ipynb #fdba9534
 def _has(obj, name: str) -> bool:
     try: getattr(obj, name); return True
     except AttributeError: return False
@@ -293,9 +305,11 @@ def _listof(x, cls, n: int | None = None) -> bool:
     "Is `x` a list of `cls` instances (`n` of them, if given)?"
     return isinstance(x, list) and all(isinstance(i, cls) for i in x) and n in (None, len(x))
 
+# %% ../nbs/00_core.ipynb #ed0df950
 def _describe(x) -> str:
     "What `x` is, in a few words: `a list of 2 Task`, `a dict with keys ['a']`, `None`."
-    if isinstance(x, list): return f'a list of {len(x)} ' + ' and '.join(sorted({type(i).__name__ for i in x}) or ['items'])
+    if isinstance(x, list):
+        return f'a list of {len(x)} ' + ' and '.join(sorted({type(i).__name__ for i in x}) or ['items'])
     if isinstance(x, dict): return f'a dict with keys {sorted(map(str, x))}'
     return 'None' if x is None else f'a {type(x).__name__}'
 
@@ -303,15 +317,20 @@ def _describe(x) -> str:
 def _check_taxonomy(c: _Checks) -> None:
     "Types of name, subskills, skills and student_settings; every subskill under exactly one skill."
     name, subs, skills, ss = map(c.get, ('name', 'subskills', 'skills', 'student_settings'))
-    if name is not _FAILED: c.expect(isinstance(name, str) and name, f'name is {name!r}: make it a non-empty str')
-    if subs is not _FAILED and c.expect(_listof(subs, str) and subs, f'subskills is {subs!r}: make it a list of str'):
+    if name is not _FAILED: c.expect(isinstance(name, str) and name,
+                                     f'name is {name!r}: make it a non-empty str')
+    if subs is not _FAILED and c.expect(_listof(subs, str) and subs,
+                                        f'subskills is {subs!r}: make it a list of str'):
         c.expect(len(set(subs)) == len(subs), f'subskills repeats a name: {subs}')
     shaped = isinstance(skills, dict) and all(_listof(v, str) for v in skills.values())
-    if skills is not _FAILED and c.expect(shaped, f'skills is {skills!r}: make it a dict of skill → subskills'):
+    if skills is not _FAILED and c.expect(shaped,
+                                          f'skills is {skills!r}: make it a dict of skill → subskills'):
         listed = [s for v in skills.values() for s in v]
-        c.expect(not _listof(subs, str) or sorted(listed) == sorted(subs), f'skills lists {listed} but subskills '
+        c.expect(not _listof(subs, str) or sorted(listed) == sorted(subs),
+                 f'skills lists {listed} but subskills '
                  f'is {subs}: put every subskill under exactly one skill')
-    if ss is not _FAILED: c.expect(isinstance(ss, dict), f'student_settings is {ss!r}: make it a dict (default {{}})')
+    if ss is not _FAILED: c.expect(isinstance(ss, dict),
+                                   f'student_settings is {ss!r}: make it a dict (default {{}})')
 
 # %% ../nbs/00_core.ipynb #3e478e51
 def _tasks(c: _Checks, n: int, seed: int, **kw) -> list[Task] | None:
@@ -322,6 +341,7 @@ def _tasks(c: _Checks, n: int, seed: int, **kw) -> list[Task] | None:
                                          f'it must be a list of {n} Task')
     return got if ok else None
 
+# %% ../nbs/00_core.ipynb #8c3f33bf
 def _check_tasks(c: _Checks, n: int, seed: int) -> list[Task]:
     "Seeded tasks, tagged with the domain's skills, of what is asked; the `n` tasks the other checks use."
     if 'tasks' not in c.has or (ts := _tasks(c, n, seed)) is None: return []
@@ -330,7 +350,8 @@ def _check_tasks(c: _Checks, n: int, seed: int) -> list[Task]:
     skills = c.get('skills')
     if not (isinstance(skills, dict) and all(_listof(v, str) for v in skills.values())): return ts
     for t in ts:
-        c.expect(t.subskill in skills.get(t.skill, []), f'task {t.id} is tagged {t.skill}/{t.subskill}, which '
+        c.expect(t.subskill in skills.get(t.skill, []),
+                 f'task {t.id} is tagged {t.skill}/{t.subskill}, which '
                  "skills does not list: tag each task with the domain's own skill and subskill")
     asks = [('skill', k) for k in skills] + [('subskill', s) for v in skills.values() for s in v]
     for k, v in asks + [('difficulty', ts[0].difficulty)]:
@@ -345,17 +366,21 @@ def _check_grading(c: _Checks, ts: list[Task]) -> None:
     for t in ts:
         a = c.call('grade(task, task.answer)', c.obj.grade, t, t.answer)
         if a is _FAILED: continue
-        if not c.expect(isinstance(a, Attempt), f'grade returned {type(a).__name__}: return an Attempt'): return
-        c.expect(a.correct, f'the reference answer {t.answer!r} of task {t.id} ({t.subskill}) is graded wrong '
+        if not c.expect(isinstance(a, Attempt),
+                        f'grade returned {type(a).__name__}: return an Attempt'): return
+        c.expect(a.correct, f'the reference answer {t.answer!r} of task {t.id} ({t.subskill}) is graded '
+                 f'wrong '
                             f'({a.feedback!r}): grade(task, task.answer) must be correct')
         empty = c.call("grade(task, '')", c.obj.grade, t, '')
         c.expect(not getattr(empty, 'correct', False), f'an empty response to task {t.id} is graded correct')
     if 'grade_many' not in c.has or not ts: return
     many = c.call('grade_many(tasks, answers)', c.obj.grade_many, ts, [t.answer for t in ts])
-    if many is not _FAILED and c.expect(_listof(many, Attempt, len(ts)), f'grade_many returned {_describe(many)}: '
+    if many is not _FAILED and c.expect(_listof(many, Attempt, len(ts)),
+                                        f'grade_many returned {_describe(many)}: '
                                         'return one Attempt per task, in order'):
         one_by_one = c.call('grade', lambda: [c.obj.grade(t, t.answer).correct for t in ts])
-        c.expect([a.correct for a in many] == one_by_one, 'grade_many and grade disagree on the reference answers')
+        c.expect([a.correct for a in many] == one_by_one,
+                 'grade_many and grade disagree on the reference answers')
 
 # %% ../nbs/00_core.ipynb #329fff6c
 def _check_splits(c: _Checks, seed: int) -> None:
@@ -363,18 +388,27 @@ def _check_splits(c: _Checks, seed: int) -> None:
     if 'splits' not in c.has: return
     sizes = {'train': 4, 'val': 2, 'test': 2}
     sp = c.call(f'splits(4, 2, 2, seed={seed})', c.obj.splits, 4, 2, 2, seed=seed)
-    shaped = isinstance(sp, dict) and set(sp) == set(sizes) and all(_listof(sp[k], Task, m) for k, m in sizes.items())
-    if sp is _FAILED or not c.expect(shaped, f'splits(4, 2, 2) returned {_describe(sp)}: return a dict of train, '
+    shaped = (
+        isinstance(sp, dict)
+        and set(sp) == set(sizes)
+        and all(_listof(sp[k], Task, m) for k, m in sizes.items())
+    )
+    if sp is _FAILED or not c.expect(shaped,
+                                     f'splits(4, 2, 2) returned {_describe(sp)}: return a dict of train, '
                                              'val and test lists of 4, 2 and 2 Task'): return
     key = c.obj.key if 'key' in c.has else (lambda t: t.prompt)
     marks = {k: {x for t in sp[k] for x in (t.id, c.call('key(task)', key, t))} for k in sizes}
     for a, b in (('train', 'val'), ('train', 'test'), ('val', 'test')):
         shared = marks[a] & marks[b] - {_FAILED}
-        c.expect(not shared, f'splits: {a} and {b} share {sorted(map(str, shared))[:2]}: no question may be in two')
-    c.expect(c.call('splits', c.obj.splits, 4, 2, 2, seed=seed) == sp, 'splits gave other tasks the second time')
+        c.expect(not shared, f'splits: {a} and {b} share {sorted(map(str, shared))[:2]}: no question may be '
+                 f'in two')
+    c.expect(c.call('splits', c.obj.splits, 4, 2, 2, seed=seed) == sp,
+             'splits gave other tasks the second time')
     small = c.call('splits', c.obj.splits, 1, 1, 2, seed=seed)
-    c.expect(small is _FAILED or isinstance(small, dict) and small.get('test') == sp['test'], 'splits: the test set '
-             'changed with n_train and n_val: draw test first, so that it depends only on n_test and the seed')
+    c.expect(small is _FAILED or isinstance(small, dict) and small.get('test') == sp['test'],
+             'splits: the test set '
+             'changed with n_train and n_val: draw test first, so that it depends only on n_test and the '
+             'seed')
 
 # %% ../nbs/00_core.ipynb #e7caf517
 def _check_data(c: _Checks, ts: list[Task]) -> None:
@@ -382,8 +416,10 @@ def _check_data(c: _Checks, ts: list[Task]) -> None:
     if not ts or 'datum' not in c.has: return
     t, datum = ts[0], c.obj.datum
     x = c.call('datum(task)', datum, t)
-    if x is _FAILED or not c.expect(isinstance(x, Datum), f'datum returned {type(x).__name__}: return a Datum'): return
-    c.expect((x.prompt, x.response) == (t.prompt, t.answer), "datum(task) must teach the task's prompt and answer")
+    if x is _FAILED or not c.expect(isinstance(x, Datum),
+                                    f'datum returned {type(x).__name__}: return a Datum'): return
+    c.expect((x.prompt, x.response) == (t.prompt, t.answer),
+             "datum(task) must teach the task's prompt and answer")
     y = c.call("datum(task, 'check', response='x')", datum, t, 'check', response='x')
     c.expect(y is _FAILED or (getattr(y, 'response', None), getattr(y, 'source', None)) == ('x', 'check'),
              'datum(task, source, response=r) must teach r, from that source')
@@ -392,7 +428,8 @@ def _check_data(c: _Checks, ts: list[Task]) -> None:
     with tempfile.TemporaryDirectory() as root:
         (folder := Path(root)/'iteration_1').mkdir()
         saved = c.call('save_assets(data, root, relative_to)', c.obj.save_assets, data, root, folder)
-        back = _FAILED if saved is _FAILED else c.call('load_assets(data, folder)', c.obj.load_assets, saved, folder)
+        back = _FAILED if saved is _FAILED else c.call('load_assets(data, folder)',
+                                                       c.obj.load_assets, saved, folder)
     pairs = lambda ds: [(d.prompt, d.response) for d in ds]
     c.expect(back is _FAILED or _listof(back, Datum) and pairs(back) == pairs(data),
              'load_assets(save_assets(data, ...)) did not give the data back')
@@ -405,10 +442,12 @@ def _check_extras(c: _Checks, ts: list[Task]) -> None:
         if r is _FAILED or r is None: continue
         if c.expect(isinstance(r, str), f'solve returned {type(r).__name__}: return a str or None'):
             c.expect(c.call('grade', lambda: c.obj.grade(t, r).correct) is True,
-                     f'solve({t.prompt!r}) gave {r!r}, which grade marks wrong: solve must agree with the grader')
+                     f'solve({t.prompt!r}) gave {r!r}, which grade marks wrong: solve must agree with the '
+                     f'grader')
     fig = c.call('show(tasks)', c.obj.show, ts[:2]) if 'show' in c.has and ts else None
     if fig is None or fig is _FAILED: return
-    if c.expect(hasattr(fig, 'savefig'), f'show returned {type(fig).__name__}: return a matplotlib Figure or None'):
+    if c.expect(hasattr(fig, 'savefig'),
+                f'show returned {type(fig).__name__}: return a matplotlib Figure or None'):
         import matplotlib.pyplot as plt
         plt.close(fig)
 
@@ -427,19 +466,24 @@ def check_domain(domain, n: int = 6, seed: int = 0):
 
 # %% ../nbs/00_core.ipynb #f1eabab6
 STUDENT_MEMBERS = {
-    'fit': ('fit(data, *, from_base=True, progress=True, **settings) -> Student', 'train on data and return self'),
+    'fit': ('fit(data, *, from_base=True, progress=True, **settings) -> Student',
+            'train on data and return self'),
     'predict': ('predict(tasks) -> list[str]', 'one response per task, in order'),
-    'set_base': ('set_base() -> Student', 'make the current weights the base that fit(from_base=True) starts from'),
-    'get_params': ('get_params() -> dict', "the student's settings as JSON, e.g. self.config.model_dump(mode='json')"),
+    'set_base': ('set_base() -> Student',
+                 'make the current weights the base that fit(from_base=True) starts from'),
+    'get_params': ('get_params() -> dict',
+                   "the student's settings as JSON, e.g. self.config.model_dump(mode='json')"),
     'save': ('save(path) -> Path', 'write everything load needs to the folder path'),
     'load': ('load(path) -> Student (a classmethod)', 'read back what save wrote'),
     'examples_seen': ('examples_seen: int', 'the examples the last fit trained on (0 before any)')}
 
+# %% ../nbs/00_core.ipynb #4417c95c
 def _check_data_for(domain, n: int, seed: int) -> tuple[list[Task], list[Datum]]:
     "`n` tasks of `domain` and data teaching them (two-digit sums without a domain)."
     if domain is None:
         rng = random.Random(seed)
-        ts = [Task(domain='check', prompt=f'{a}+{b}=', answer=str(a + b), skill='addition', subskill='add_2digit')
+        ts = [Task(domain='check', prompt=f'{a}+{b}=', answer=str(a + b), skill='addition',
+                   subskill='add_2digit')
               for a, b in ((rng.randint(10, 99), rng.randint(10, 99)) for _ in range(n))]
         return ts, [Datum.from_task(t) for t in ts]
     ts = domain.tasks(n, seed=seed)
@@ -450,7 +494,8 @@ def _check_params(c: _Checks) -> Any:
     "`get_params()` if it is a JSON-ready dict, else `_FAILED` (the problem noted)."
     p = c.call('get_params()', c.obj.get_params) if 'get_params' in c.has else _FAILED
     if p is _FAILED: return p
-    ok = isinstance(p, dict) and c.call('json.dumps(get_params())', lambda: json.loads(json.dumps(p)) == p) is True
+    ok = isinstance(p, dict) and c.call('json.dumps(get_params())',
+                                        lambda: json.loads(json.dumps(p)) == p) is True
     return p if c.expect(ok, f'get_params() returned {str(p)[:60]}: return a JSON-ready dict') else _FAILED
 
 def _fit(c: _Checks, data: list[Datum], settings: dict, **kw) -> bool:
@@ -459,6 +504,7 @@ def _fit(c: _Checks, data: list[Datum], settings: dict, **kw) -> bool:
     got = c.call(f'fit(data, progress=False{args})', c.obj.fit, data, progress=False, **kw, **settings)
     return got is not _FAILED and c.expect(got is c.obj, f'fit returned {type(got).__name__}: return self')
 
+# %% ../nbs/00_core.ipynb #5dc412e0
 def _predict(c: _Checks, ts: list[Task]) -> Any:
     "The student's predictions for `ts` if they are one str per task, else `_FAILED`."
     got = c.call('predict(tasks)', c.obj.predict, ts)
@@ -466,6 +512,7 @@ def _predict(c: _Checks, ts: list[Task]) -> Any:
                                          'return a list of one str per task')
     return got if ok else _FAILED
 
+# %% ../nbs/00_core.ipynb #c3669fab
 def _check_fitting(c: _Checks, ts: list[Task], data: list[Datum], settings: dict) -> Any:
     "The predictions after a fit (`_FAILED` if none), checking fit, examples_seen, predict, from_base, get_params."
     params = _check_params(c)
@@ -474,12 +521,15 @@ def _check_fitting(c: _Checks, ts: list[Task], data: list[Datum], settings: dict
     c.expect(seen is _FAILED or isinstance(seen, int) and seen > 0,
              f'examples_seen is {seen!r} after a fit: count the examples it trained on (an int)')
     c.expect(c.call('predict([])', c.obj.predict, []) == [], 'predict([]) must be []')
-    c.expect(_fit(c, data, settings) and _predict(c, ts) == preds, 'fitting from the base twice on the same data '
-             'gave other predictions: fit(from_base=True) must start from the base, and a seed train the same way')
+    c.expect(_fit(c, data, settings) and _predict(c, ts) == preds,
+             'fitting from the base twice on the same data '
+             'gave other predictions: fit(from_base=True) must start from the base, and a seed train the '
+             'same way')
     c.expect(params is _FAILED or c.call('get_params()', c.obj.get_params) == params,
              'get_params() changed after fit(**settings): per-fit settings must not stick')
     return preds
 
+# %% ../nbs/00_core.ipynb #26b08de8
 def _check_saving(c: _Checks, ts: list[Task], preds: list[str]) -> None:
     "A student loaded from what `save` wrote predicts the same."
     with tempfile.TemporaryDirectory() as tmp:
@@ -497,8 +547,10 @@ def check_student(student, domain: Domain | None = None, n: int = 8, seed: int =
     ts, data = _check_data_for(domain, n, seed)
     preds = _check_fitting(c, ts, data, settings)
     if preds is not _FAILED and {'save', 'load'} <= c.has: _check_saving(c, ts, preds)
-    if preds is not _FAILED and domain is not None: c.call('grading its predictions', grade_all, domain, ts, preds)
-    if 'set_base' in c.has: c.expect(c.call('set_base()', student.set_base) is student, 'set_base() must return self')
+    if preds is not _FAILED and domain is not None: c.call('grading its predictions',
+                                                           grade_all, domain, ts, preds)
+    if 'set_base' in c.has: c.expect(c.call('set_base()', student.set_base) is student,
+                                     'set_base() must return self')
     if preds is not _FAILED: _fit(c, data, settings, from_base=False)
     return c.done()
 
@@ -506,16 +558,19 @@ def check_student(student, domain: Domain | None = None, n: int = 8, seed: int =
 def bootstrap_ci(values: Sequence[float], confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0,
                  digits: int = 2) -> tuple[float, float] | None:
     "The bootstrap `confidence` interval of the mean of `values` (BCa; percentile where BCa is undefined), rounded to `digits`."
-    from scipy import stats   # here, not at the top: it takes most of a second to import, and every module imports core
+    # here, not at the top: it takes most of a second to import, and every module imports core
+    from scipy import stats
     x = np.asarray(values, dtype=float)
     if len(x) < 2: return None
     if np.ptp(x) == 0: return round(float(x[0]), digits), round(float(x[0]), digits)
     for method in ('BCa', 'percentile'):
-        lo, hi = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method=method,
+        lo, hi = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                                 method=method,
                                  rng=np.random.default_rng(seed)).confidence_interval
         if np.isfinite(lo) and np.isfinite(hi): return round(float(lo), digits), round(float(hi), digits)
     return None
 
+# %% ../nbs/00_core.ipynb #2f4c419c
 def pair_by_seed(a: Sequence[dict], b: Sequence[dict]) -> list[tuple[dict, dict]]:
     "The rows of `a` and `b` (each with a `seed`) on the seeds both have, as `(a_row, b_row)` pairs in seed order."
     by_seed = {r['seed']: r for r in b}
@@ -529,7 +584,8 @@ def win_rate(diffs: Sequence[float]) -> float:
 def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
     "The Wilson score `confidence` interval of a success rate of `successes` in `n` trials, rounded to 4 digits (None if n is 0)."
     from scipy import stats   # here, not at the top: see `bootstrap_ci`
-    if not 0 <= successes <= n: raise ValueError(f'{successes} successes in {n} trials: successes must be in [0, n]')
+    if not 0 <= successes <= n: raise ValueError(f'{successes} successes in {n} trials: successes must be '
+                                                 f'in [0, n]')
     if n == 0: return None
     ci = stats.binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method='wilson')
     return round(max(0.0, float(ci.low)), 4), round(min(1.0, float(ci.high)), 4)

@@ -31,6 +31,7 @@ def register_envs() -> None:
     for env_id, (entry_point, kwargs) in env_specs().items():
         if env_id not in registry: register(id=env_id, entry_point=entry_point, kwargs=kwargs)
 
+# %% ../nbs/05_gyms.ipynb #58a2f8bb
 class _AfterImport(importlib.abc.MetaPathFinder):
     "A finder that lets gymnasium's first import run as usual, then calls `register_envs`."
     def find_spec(self, name: str, path=None, target=None):
@@ -45,6 +46,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         spec.loader.exec_module = exec_then_register
         return spec
 
+# %% ../nbs/05_gyms.ipynb #f5553f97
 def register_lazily() -> None:
     "Register the ids now if gymnasium is imported, else right after its first import; never import it here."
     if 'gymnasium' in sys.modules: return register_envs()

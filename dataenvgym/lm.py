@@ -44,7 +44,8 @@ CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}"
 
 def render(tokenizer, messages: list[dict], add_generation_prompt: bool = False) -> str:
     "The chat template's text of `messages`."
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+    return tokenizer.apply_chat_template(messages, tokenize=False,
+                                         add_generation_prompt=add_generation_prompt)
 
 def encode(tokenizer, text: str) -> list[int]:
     "Token ids of rendered text (the template writes the special tokens itself)."
@@ -62,7 +63,8 @@ def tiny_agent(max_length: int = 768, hidden_size: int = 64, layers: int = 3, he
 # %% ../nbs/06_lm.ipynb #7bb013bc
 CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}"
                    "<|im_start|>{{ m['role'] }}\n"
-                   "{% if m['role'] == 'assistant' %}{% generation %}{{ m['content'] }}<|im_end|>{% endgeneration %}"
+                   "{% if m['role'] == 'assistant' %}{% generation %}{{ m['content'] }}<|im_end|>{% "
+                   "endgeneration %}"
                    "{% else %}{{ m['content'] }}<|im_end|>{% endif %}{% endfor %}"
                    "{% if add_generation_prompt %}{{ '\\n' }}<|im_start|>assistant\n{% endif %}")
 
@@ -77,6 +79,7 @@ def unsloth_usable() -> bool:
 
 _LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']
 
+# %% ../nbs/06_lm.ipynb #c3705f2b
 def _unsloth_agent(name: str, adapter: bool, max_length: int, load_in_4bit: bool, lora_r: int):
     "Unsloth's model (4-bit, with a LoRA adapter unless `name` is an adapter folder already) and tokenizer."
     if not unsloth_usable():
@@ -111,12 +114,15 @@ def pretrained_agent(name: str, use_unsloth: bool | None = None, max_length: int
     if use_unsloth: model, tok = _unsloth_agent(name, adapter, max_length, load_in_4bit, lora_r)
     else: model, tok = _hf_agent(name, adapter)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
-    if '{% generation %}' not in (tok.chat_template or ''):   # a saved agent keeps the template it was trained with
+    # a saved agent keeps the template it was trained with
+    if '{% generation %}' not in (tok.chat_template or ''):
         tok.chat_template = agent_template(tok)
-        if tok.chat_template == CHATML_TEMPLATE: tok.eos_token = '<|im_end|>'   # a reply ends where its turn does
+        # a reply ends where its turn does
+        if tok.chat_template == CHATML_TEMPLATE: tok.eos_token = '<|im_end|>'
     tok.padding_side = 'left'
     return model, tok
 
+# %% ../nbs/06_lm.ipynb #310dea5b
 def save_agent(model, tokenizer, path: str | Path) -> Path:
     "Save the model (or its adapter) and the tokenizer with `save_pretrained`."
     path = Path(path)
@@ -141,7 +147,8 @@ def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens:
     was_training, pad, eos = model.training, tokenizer.pad_token_id, tokenizer.eos_token_id
     model.eval()
     ids, attn = _left_padded(contexts, pad, model.device)
-    kw = dict(do_sample=False) if greedy else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
+    kw = dict(do_sample=False) if greedy else dict(do_sample=True,
+                                                   temperature=temperature, top_k=0, top_p=1.0)
     out = model.generate(input_ids=ids, attention_mask=attn, max_new_tokens=max_new_tokens, pad_token_id=pad,
                          eos_token_id=eos, **kw, **generate_kw)[:, ids.shape[1]:].tolist()
     model.train(was_training)
@@ -160,8 +167,10 @@ def length_report(ds, tokenizer, max_length: int) -> dict:
            'mean': round(float(lengths.mean()), 1), 'cut': int((lengths > max_length).sum()),
            'answers_cut': int((lost > 0).sum())}
     if rep['answers_cut']:
-        raise ValueError(f"{rep['answers_cut']} of {rep['examples']} chats would lose command tokens at max_length "
-                         f"{max_length} (longest {rep['longest']} tokens): raise max_length, lower max_turns or "
+        raise ValueError(f"{rep['answers_cut']} of {rep['examples']} chats would lose command tokens at "
+                         f"max_length "
+                         f"{max_length} (longest {rep['longest']} tokens): raise max_length, lower "
+                         f"max_turns or "
                          'shorten the observations.')
     return rep
 
@@ -177,7 +186,8 @@ class SFTSettings(BaseModel):
     max_length: int = 768
     lora_r: int | None = None
     lora_alpha: int = 32
-    gradient_checkpointing: bool = False   # recompute activations to save memory: on for big models on small GPUs
+    # recompute activations to save memory: on for big models on small GPUs
+    gradient_checkpointing: bool = False
     seed: int = 0
 
 # %% ../nbs/06_lm.ipynb #04745ae5
@@ -190,7 +200,8 @@ def lora_config(r: int | None, alpha: int, model):
 def device_args() -> dict:
     "Trainer arguments for this machine: the CPU when there is no CUDA, bf16 where the GPU has it, no saving."
     cuda = torch.cuda.is_available()
-    return dict(use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none', save_strategy='no')
+    return dict(use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(),
+                report_to='none', save_strategy='no')
 
 # %% ../nbs/06_lm.ipynb #2a85a046
 def append_jsonl(path: Path, rows: Sequence[dict]) -> None:
@@ -233,9 +244,14 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
                          lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
                          seed=s.seed, logging_steps=5, disable_tqdm=not progress,
                          gradient_checkpointing=s.gradient_checkpointing, **device_args())
-        trainer = SFTTrainer(model=model, args=args, train_dataset=ds.select_columns(['messages']),
-                             processing_class=tokenizer, peft_config=lora_config(s.lora_r, s.lora_alpha, model),
-                             callbacks=log_callbacks(log_dir, 'sft'))
+        trainer = SFTTrainer(
+            model=model,
+            args=args,
+            train_dataset=ds.select_columns(['messages']),
+            processing_class=tokenizer,
+            peft_config=lora_config(s.lora_r, s.lora_alpha, model),
+            callbacks=log_callbacks(log_dir, 'sft'),
+        )
         if not progress: trainer.remove_callback(PrinterCallback)
         trainer.train()
     trainer.model.eval()
@@ -248,6 +264,7 @@ def env_return(prompts, completions, env_return, env_seed, seed, **kwargs) -> li
         raise RuntimeError(f'rollouts played seeds {list(env_seed)} for prompts of seeds {list(seed)}')
     return [float(r) for r in env_return]
 
+# %% ../nbs/06_lm.ipynb #a1d59720
 class GRPOSettings(BaseModel):
     "GRPO settings: `per_step` episode seeds a step, each played `num_generations` times."
     model_config = ConfigDict(frozen=True, extra='forbid')
@@ -266,19 +283,36 @@ class GRPOSettings(BaseModel):
 def _check_reference(model, s: GRPOSettings) -> None:
     "A KL penalty needs a reference model TRL can load by name; a model built from a config has none."
     if s.beta and s.lora_r is None and not model.config._name_or_path:
-        raise ValueError('beta > 0 needs a reference model that TRL loads by name, and this model was built from a '
-                         'config: save it (save_agent) and load it back from its folder (load_agent), or use beta=0')
+        raise ValueError('beta > 0 needs a reference model that TRL loads by name, and this model was built '
+                         'from a '
+                         'config: save it (save_agent) and load it back from its folder (load_agent), or '
+                         'use beta=0')
 
+# %% ../nbs/06_lm.ipynb #8063ab40
 def _grpo_config(s: GRPOSettings, out: str, max_length: int, progress: bool):
     "TRL's `GRPOConfig` for the settings (a batch is `per_step` prompts × `num_generations` completions)."
     from trl import GRPOConfig
-    return GRPOConfig(output_dir=out, max_steps=s.steps, per_device_train_batch_size=s.num_generations * s.per_step,
-                      num_generations=s.num_generations, learning_rate=s.lr, beta=s.beta, temperature=s.temperature,
-                      top_k=0, top_p=1.0, seed=s.seed, max_completion_length=max_length, logging_steps=1,
-                      disable_tqdm=not progress, gradient_checkpointing=s.gradient_checkpointing, **device_args())
+    return GRPOConfig(
+        output_dir=out,
+        max_steps=s.steps,
+        per_device_train_batch_size=s.num_generations * s.per_step,
+        num_generations=s.num_generations,
+        learning_rate=s.lr,
+        beta=s.beta,
+        temperature=s.temperature,
+        top_k=0,
+        top_p=1.0,
+        seed=s.seed,
+        max_completion_length=max_length,
+        logging_steps=1,
+        disable_tqdm=not progress,
+        gradient_checkpointing=s.gradient_checkpointing,
+        **device_args()
+    )
 
 # %% ../nbs/06_lm.ipynb #da96266c
-def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None, output_dir: str | None = None,
+def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None,
+               output_dir: str | None = None,
                progress: bool = False, log_dir: str | Path | None = None):
     "TRL's `GRPOTrainer` with the environment in the loop (`rollouts` as `rollout_func`, `env_return` as reward)."
     from transformers import PrinterCallback
@@ -288,7 +322,8 @@ def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None,
     _check_reference(model, s)
     with output_folder(output_dir, 'grpo-') as out:
         trainer = GRPOTrainer(model=model, reward_funcs=env_return, train_dataset=rollouts.dataset,
-                              args=_grpo_config(s, out, rollouts.max_length, progress), processing_class=tokenizer,
+                              args=_grpo_config(s, out, rollouts.max_length, progress),
+                              processing_class=tokenizer,
                               peft_config=lora_config(s.lora_r, s.lora_alpha, model), rollout_func=rollouts,
                               callbacks=log_callbacks(log_dir, 'grpo'))
         if log_dir and rollouts.log_path is None: rollouts.log_path = Path(log_dir) / 'rollouts.jsonl'

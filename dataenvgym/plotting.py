@@ -30,8 +30,10 @@ STYLE: dict[str, Any] = {
     'axes.grid': True, 'grid.alpha': 0.3, 'grid.linewidth': 0.6,
     'axes.prop_cycle': mpl.cycler(color=mpl.colormaps['tab10'].colors),
     'lines.linewidth': 1.6, 'lines.markersize': 4, 'image.cmap': 'viridis'}
+
 ACCURACY_CMAP = 'viridis'     # accuracies are coloured on [0, 1] with this map everywhere
 
+# %% ../nbs/02_plotting.ipynb #96b552d8
 @contextmanager
 def plot_style(**overrides) -> Iterator[None]:
     "The house style as a context manager or decorator; `overrides` are further rcParams."
@@ -48,6 +50,7 @@ def figure_png(fig: Figure) -> bytes:
     with plot_style(): fig.savefig(buf, format='png')
     return buf.getvalue()
 
+# %% ../nbs/02_plotting.ipynb #877711aa
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
     "`ax`, or the axes of a new pyplot figure of `figsize`."
     return ax if ax is not None else plt.figure(figsize=figsize, layout='constrained').subplots()
@@ -99,7 +102,8 @@ class Explorer:
 
     def _build(self): raise NotImplementedError
     def _figsize(self) -> tuple[float, float]: raise NotImplementedError
-    def _draw(self, fig: Figure, **kwargs) -> Figure: raise NotImplementedError    # the picture, drawn into `fig`
+    # the picture, drawn into `fig`
+    def _draw(self, fig: Figure, **kwargs) -> Figure: raise NotImplementedError
 
     def figure(self, **kwargs) -> Figure:
         "The static picture, as a pyplot figure."
@@ -108,7 +112,8 @@ class Explorer:
 
     def png(self) -> bytes:
         "The static picture as PNG bytes (drawn outside pyplot)."
-        with plot_style(): return figure_png(self._draw(Figure(figsize=self._figsize(), layout='constrained')))
+        with plot_style():
+            return figure_png(self._draw(Figure(figsize=self._figsize(), layout='constrained')))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
         bundle = {'text/plain': repr(self), 'image/png': self.png()}
@@ -139,5 +144,6 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     body = ''.join(f'<tr>{"".join(r)}</tr>' for r in rows)
     return f'<table style="border-collapse:collapse;font-size:90%"><tr>{head}</tr>{body}</table>'
 
+# %% ../nbs/02_plotting.ipynb #d069c3cd
 def _td(x: Any, align: str = 'left') -> str:
     return f'<td style="text-align:{align};padding:1px 6px">{html.escape(str(x))}</td>'

@@ -16,7 +16,8 @@ __all__ = ['KINDS', 'CATALOGUE', 'TABLES', 'ENV_MAKER', 'resolve', 'registered',
 
 # %% ../nbs/03_registry.ipynb #8f2884ec
 KINDS: dict[str, str] = {
-    'env': 'a teaching environment class: (domain, student, engine, config, *, discoverer, proposer, initial_allocation, reward, seed_cache)',
+    'env': 'a teaching environment class: (domain, student, engine, config, *, discoverer, proposer, '
+                         'initial_allocation, reward, seed_cache)',
     'domain': 'a domain class, built with its own keyword arguments',
     'student': 'a student class, built as cls(seed=..., **settings)',
     'engine': 'a function (domain, llm) -> Engine',
@@ -63,6 +64,7 @@ CATALOGUE: dict[str, str] = {
     'policy:open-ended/llm': 'dataenvgym.teaching.llm_modules:LLMOpenPolicy.for_domain',
 }
 
+# %% ../nbs/03_registry.ipynb #74b78040
 TABLES: dict[str, str] = {
     'preset': 'dataenvgym.teaching.presets:PRESETS',
     'run-config': 'dataenvgym.teaching.config:RUN_CONFIGS',
@@ -106,9 +108,11 @@ def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> None:
     "Register `obj`, or the lazy path `'module:attr'` to it, as `kind:name` (an existing name only with `replace`)."
     if not replace and name in _entries(_check_kind(kind)):
         raise ValueError(f'{kind}:{name} is registered already; pass replace=True to replace it')
-    if isinstance(obj, str) and ':' not in obj: raise ValueError(f'{obj!r} is not a lazy path of the form "module:attr"')
+    if isinstance(obj, str) and ':' not in obj:
+        raise ValueError(f'{obj!r} is not a lazy path of the form "module:attr"')
     _REGISTERED[f'{kind}:{name}'] = obj
 
+# %% ../nbs/03_registry.ipynb #9f614e82
 def _unknown(kind: str, name: str, valid: list[str]) -> str:
     group = name.split('/')[0] + '/' if '/' in name else None
     near = [v for v in valid if group and v.startswith(group)]
@@ -129,6 +133,7 @@ def split_key(key: str) -> tuple[str, str]:
     kind, sep, name = key.partition(':')
     return (_check_kind(kind), name) if sep else ('env', key)
 
+# %% ../nbs/03_registry.ipynb #359bbdc8
 def make(name: str, /, **kwargs) -> Any:
     "Build what `name` names: an environment (a bare name, from a preset and parts) or any `kind:name` entry with `kwargs`."
     kind, key = split_key(name)
@@ -136,5 +141,6 @@ def make(name: str, /, **kwargs) -> Any:
     if kind == 'env': return resolve(ENV_MAKER)(key, **kwargs)
     if callable(obj): return obj(**kwargs)
     if not kwargs: return obj
-    if not isinstance(obj, BaseModel): raise TypeError(f'{name} is a {type(obj).__name__} value; it takes no arguments')
+    if not isinstance(obj, BaseModel): raise TypeError(f'{name} is a {type(obj).__name__} value; it takes '
+                                                       f'no arguments')
     return type(obj).model_validate({**obj.model_dump(), **kwargs})

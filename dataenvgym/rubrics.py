@@ -53,6 +53,7 @@ def named_rubrics(self: Rubric, prefix: str = '') -> Iterator[tuple[str, Rubric]
         yield full, child
         yield from child.named_rubrics(full)
 
+# %% ../nbs/01_rubrics.ipynb #e8e618ce
 @patch
 def get_rubric(self: Rubric, path: str) -> Rubric:
     "The descendant at dotted `path`."
@@ -69,6 +70,7 @@ def scores(self: Rubric) -> dict[str, float | None]:
     "`last_score` of this rubric and every descendant, by dotted name ('' is this one)."
     return {'': self.last_score, **{n: r.last_score for n, r in self.named_rubrics()}}
 
+# %% ../nbs/01_rubrics.ipynb #38cd6360
 @patch
 def reset(self: Rubric) -> None:
     "Forget `last_score` here and in every descendant (call at the start of an episode)."

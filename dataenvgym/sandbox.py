@@ -27,6 +27,7 @@ __all__ = ['SANDBOX_ENV', 'MAX_TIMEOUT', 'GRACE', 'STARTUP', 'SLACK', 'MAX_CODE'
 
 # %% ../nbs/05_sandbox.ipynb #00c96393
 SANDBOX_ENV = 'DATAENVGYM_SANDBOX'
+
 MAX_TIMEOUT = 600.0   # the longest time limit a run (or a task's metadata) may ask for, in seconds
 
 class SandboxUnavailable(RuntimeError):
@@ -39,6 +40,7 @@ def check_timeout(value: Any) -> float:
                          f'not {value!r}')
     return float(value)
 
+# %% ../nbs/05_sandbox.ipynb #c3b6fc05
 @dataclass(frozen=True)
 class Limits:
     "Limits of one sandboxed run: seconds per call, memory, output, open files, the box's disk; its isolation."
@@ -72,6 +74,7 @@ class Limits:
                 'RLIMIT_FSIZE': self.output_mb << 20, 'RLIMIT_NOFILE': self.open_files, 'RLIMIT_CORE': 0,
                 'RLIMIT_NPROC': 0, 'RLIMIT_MSGQUEUE': 0}
 
+# %% ../nbs/05_sandbox.ipynb #6f4eb726
 @dataclass(frozen=True)
 class Run:
     "What one sandboxed process did: `status` 'ok', 'error' or 'timeout'; its stdout; its per-call reports; the error."
@@ -88,11 +91,13 @@ def _under(path: str, root: str) -> bool: return path == root or path.startswith
 def _interpreter() -> dict:
     "The base interpreter (not a virtual environment's): its executable, prefixes and site-packages folders."
     exe = os.path.realpath(getattr(sys, '_base_executable', None) or sys.executable)
-    ask = ('import json, site, sys, sysconfig; p = sysconfig.get_paths(); print(json.dumps({"prefix": sys.prefix, '
+    ask = ('import json, site, sys, sysconfig; p = sysconfig.get_paths(); print(json.dumps({"prefix": '
+           'sys.prefix, '
            '"exec_prefix": sys.exec_prefix, "site": site.getsitepackages() + [p["purelib"], p["platlib"]]}))')
     out = subprocess.run([exe, '-I', '-S', '-c', ask], capture_output=True, text=True, timeout=60, env={})
     return {'exe': exe, **json.loads(out.stdout)}
 
+# %% ../nbs/05_sandbox.ipynb #9dfee4e0
 def _hidden(interp: dict) -> set[str]:
     "Folders the box must not see under a bound one: site- and dist-packages, a venv, this package, its repository."
     pkg = Path(sys.modules[Task.__module__].__file__).resolve().parent   # this package (core's folder)
@@ -103,23 +108,30 @@ def _hidden(interp: dict) -> set[str]:
 
 def _parents(d: str) -> list[str]:
     "`--dir` arguments for the folders above `d`, readable by anyone (bwrap would copy `/root`'s 0700)."
-    return [a for p in reversed(Path(d).parents) if str(p) != '/' for a in ('--perms', '0755', '--dir', str(p))]
+    return [a for p in reversed(Path(d).parents) if str(p) != '/'
+            for a in ('--perms', '0755', '--dir', str(p))]
 
+# %% ../nbs/05_sandbox.ipynb #d84a94bf
 def box_view(interp: dict | None = None) -> list[str]:
     "bwrap arguments for the box's read-only view: /usr and its links, the interpreter's prefix minus site-packages, /proc, /dev."
     interp, args, roots = interp or _interpreter(), [], []
     for d in ('/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin'):
         if os.path.islink(d): args += ['--symlink', os.readlink(d), d]
         elif os.path.isdir(d): args += ['--ro-bind', d, d]; roots.append(d)
-    for d in dict.fromkeys(os.path.realpath(p) for p in (interp['prefix'], interp['exec_prefix'], os.path.dirname(interp['exe']))):
+    for d in dict.fromkeys(os.path.realpath(p)
+                           for p in (interp['prefix'], interp['exec_prefix'],
+                                     os.path.dirname(interp['exe']))):
         if not any(_under(d, r) for r in roots): args += [*_parents(d), '--ro-bind', d, d]; roots.append(d)
     for d in sorted(_hidden(interp)):
         if d not in roots and any(_under(d, r) for r in roots): args += ['--tmpfs', d, '--remount-ro', d]
     args += ['--perms', '0755', '--dir', '/dev']   # bwrap would make it 0700, closed to nobody
-    for dev in ('null', 'zero', 'full', 'random', 'urandom'): args += ['--dev-bind', f'/dev/{dev}', f'/dev/{dev}']
-    for i, name in enumerate(('stdin', 'stdout', 'stderr')): args += ['--symlink', f'/proc/self/fd/{i}', f'/dev/{name}']
+    for dev in ('null', 'zero', 'full',
+                'random', 'urandom'): args += ['--dev-bind', f'/dev/{dev}', f'/dev/{dev}']
+    for i, name in enumerate(('stdin', 'stdout', 'stderr')):
+        args += ['--symlink', f'/proc/self/fd/{i}', f'/dev/{name}']
     return args + ['--symlink', '/proc/self/fd', '/dev/fd', '--proc', '/proc', *_proc_masks()]
 
+# %% ../nbs/05_sandbox.ipynb #0569e968
 _PROC_HIDDEN = ('cmdline', 'partitions', 'diskstats', 'swaps')   # the kernel's command line, the host's disks
 
 def _proc_masks() -> list[str]:
@@ -133,15 +145,20 @@ _NOBODY = 65534
 
 def _namespaces(root: bool) -> list[str]:
     "bwrap's namespaces, session and environment; as root, no user namespace (setpriv drops to nobody), else one mapping to the caller."
-    common = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'box',
+    common = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
+              '--hostname', 'box',
               '--die-with-parent', '--new-session', '--clearenv', '--setenv', 'LANG', 'C.UTF-8']
-    if root: return common + ['--cap-drop', 'ALL'] + [a for cap in ('SETUID', 'SETGID', 'SETPCAP') for a in ('--cap-add', f'CAP_{cap}')]
-    return common + ['--unshare-user', '--disable-userns', '--uid', str(_NOBODY), '--gid', str(_NOBODY), '--cap-drop', 'ALL']
+    if root: return common + ['--cap-drop', 'ALL'] + [a for cap in ('SETUID', 'SETGID', 'SETPCAP')
+                                                      for a in ('--cap-add', f'CAP_{cap}')]
+    return common + ['--unshare-user', '--disable-userns', '--uid', str(_NOBODY), '--gid', str(_NOBODY),
+                     '--cap-drop', 'ALL']
 
+# %% ../nbs/05_sandbox.ipynb #363ac0d5
 def _as_nobody(root: bool) -> list[str]:
     "As root, the command that starts the interpreter as nobody, with no capabilities at all and the parent-death signal re-armed."
     if not root: return []
-    return [shutil.which('setpriv') or 'setpriv', '--reuid', str(_NOBODY), '--regid', str(_NOBODY), '--clear-groups',
+    return [shutil.which('setpriv') or 'setpriv', '--reuid', str(_NOBODY), '--regid', str(_NOBODY),
+            '--clear-groups',
             '--inh-caps', '-all', '--bounding-set', '-all', '--pdeathsig', 'KILL', '--']
 
 # %% ../nbs/05_sandbox.ipynb #f3f9f042
@@ -150,42 +167,76 @@ _SYSCALLS = {
     'ptrace': (101, 117), 'process_vm_readv': (310, 270), 'process_vm_writev': (311, 271), 'kcmp': (312, 272),
     'pidfd_open': (434, 434), 'pidfd_send_signal': (424, 424), 'pidfd_getfd': (438, 438),
     'setpriority': (141, 140), 'ioprio_set': (251, 30), 'mknod': (133, None), 'mknodat': (259, 33),
-    'name_to_handle_at': (303, 264), 'open_by_handle_at': (304, 265), 'mount': (165, 40), 'umount2': (166, 39),
+    'name_to_handle_at': (303, 264), 'open_by_handle_at': (304, 265), 'mount': (165, 40),
+             'umount2': (166, 39),
     'pivot_root': (155, 41), 'chroot': (161, 51), 'open_tree': (428, 428), 'move_mount': (429, 429),
     'fsopen': (430, 430), 'fsconfig': (431, 431), 'fsmount': (432, 432), 'fspick': (433, 433),
     'mount_setattr': (442, 442), 'fanotify_init': (300, 262), 'quotactl': (179, 60), 'swapon': (167, 224),
     'swapoff': (168, 225), 'setns': (308, 268), 'unshare': (272, 97), 'memfd_create': (319, 279),
-    'memfd_secret': (447, 447), 'shmget': (29, 194), 'shmat': (30, 196), 'msgget': (68, 186), 'mq_open': (240, 180),
+    'memfd_secret': (447, 447), 'shmget': (29, 194), 'shmat': (30, 196), 'msgget': (68, 186),
+             'mq_open': (240, 180),
     'userfaultfd': (323, 282), 'keyctl': (250, 219), 'add_key': (248, 217), 'request_key': (249, 218),
-    'bpf': (321, 280), 'perf_event_open': (298, 241), 'io_uring_setup': (425, 425), 'io_uring_enter': (426, 426),
+    'bpf': (321, 280), 'perf_event_open': (298, 241), 'io_uring_setup': (425, 425),
+             'io_uring_enter': (426, 426),
     'io_uring_register': (427, 427), 'init_module': (175, 105), 'finit_module': (313, 273),
-    'delete_module': (176, 106), 'kexec_load': (246, 104), 'kexec_file_load': (320, 294), 'reboot': (169, 142),
+    'delete_module': (176, 106), 'kexec_load': (246, 104), 'kexec_file_load': (320, 294),
+             'reboot': (169, 142),
     'acct': (163, 89), 'syslog': (103, 116), 'settimeofday': (164, 170), 'clock_settime': (227, 112),
-    'adjtimex': (159, 171), 'clock_adjtime': (305, 266), 'sethostname': (170, 161), 'setdomainname': (171, 162),
-    'iopl': (172, None), 'ioperm': (173, None), 'vhangup': (153, 58), 'personality': (135, 92), 'socket': (41, 198),
+    'adjtimex': (159, 171), 'clock_adjtime': (305, 266), 'sethostname': (170, 161),
+             'setdomainname': (171, 162),
+    'iopl': (172, None), 'ioperm': (173, None), 'vhangup': (153, 58), 'personality': (135, 92),
+             'socket': (41, 198),
     'statfs': (137, 43), 'fstatfs': (138, 44), 'ustat': (136, None)}   # these three: the host disk's size
-_ARCHES = {'x86_64': (0, 0xC000003E), 'amd64': (0, 0xC000003E), 'aarch64': (1, 0xC00000B7), 'arm64': (1, 0xC00000B7)}
+
+# %% ../nbs/05_sandbox.ipynb #c6676fe0
+_ARCHES = {'x86_64': (0, 0xC000003E), 'amd64': (0, 0xC000003E), 'aarch64': (1, 0xC00000B7),
+           'arm64': (1, 0xC00000B7)}
+
 _CLONE, _CLONE3, _IOCTL = (56, 220), (435, 435), (16, 29)
+
 _CLONE_NEW = 0x7E020080   # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME
-_IOCTLS = (0x5412, 0x541C, 0x40086602, 0x40046602, 0x401C5820)   # TIOCSTI, TIOCLINUX, FS_IOC_SETFLAGS (64, 32), FS_IOC_FSSETXATTR
-_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06      # BPF_LD|W|ABS, BPF_JMP|JEQ|K, …|JGE|K, …|JSET|K, BPF_RET|K
+
+# TIOCSTI, TIOCLINUX, FS_IOC_SETFLAGS (64, 32), FS_IOC_FSSETXATTR
+_IOCTLS = (0x5412, 0x541C, 0x40086602, 0x40046602, 0x401C5820)
+
+# BPF_LD|W|ABS, BPF_JMP|JEQ|K, …|JGE|K, …|JSET|K, BPF_RET|K
+_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+
 _ALLOW, _KILL, _ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 
+# %% ../nbs/05_sandbox.ipynb #d95812e6
 def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     "One BPF instruction (`struct sock_filter`)."
     return struct.pack('=HBBI', code, jt, jf, k)
 
+# %% ../nbs/05_sandbox.ipynb #34dfd7c5
 def seccomp_filter(machine: str | None = None) -> bytes | None:
     "The box's seccomp program for `machine` (default: this one): EPERM for the calls above, a foreign ABI killed; None if unknown."
     if (arch := _ARCHES.get((machine or platform.machine()).lower())) is None: return None
     col, audit = arch
     eperm = _bpf(_RET, _ERRNO | errno.EPERM)
-    prog = [_bpf(_LD, 4), _bpf(_JEQ, audit, 1, 0), _bpf(_RET, _KILL), _bpf(_LD, 0),   # seccomp_data.arch, then .nr
-            _bpf(_JGE, 0x40000000, 0, 1), eperm]                                     # x32 numbers have bit 30 set
-    for nr in sorted({t[col] for t in _SYSCALLS.values() if t[col] is not None}): prog += [_bpf(_JEQ, nr, 0, 1), eperm]
-    prog += [_bpf(_JEQ, _CLONE3[col], 0, 1), _bpf(_RET, _ERRNO | errno.ENOSYS),
-             _bpf(_JEQ, _CLONE[col], 0, 3), _bpf(_LD, 16), _bpf(_JSET, _CLONE_NEW, 0, 1), eperm, _bpf(_LD, 0),
-             _bpf(_JEQ, _IOCTL[col], 0, 1 + 2 * len(_IOCTLS)), _bpf(_LD, 24)]      # the request: args[1]'s low word
+    prog = [
+        _bpf(_LD, 4),
+        _bpf(_JEQ, audit, 1, 0),
+        _bpf(_RET, _KILL),
+        _bpf(_LD, 0),
+        # seccomp_data.arch, then .nr
+        _bpf(_JGE, 0x40000000, 0, 1),
+        eperm,
+    ]  # x32 numbers have bit 30 set
+    for nr in sorted({t[col] for t in _SYSCALLS.values() if t[col] is not None}):
+        prog += [_bpf(_JEQ, nr, 0, 1), eperm]
+    prog += [
+        _bpf(_JEQ, _CLONE3[col], 0, 1),
+        _bpf(_RET, _ERRNO | errno.ENOSYS),
+        _bpf(_JEQ, _CLONE[col], 0, 3),
+        _bpf(_LD, 16),
+        _bpf(_JSET, _CLONE_NEW, 0, 1),
+        eperm,
+        _bpf(_LD, 0),
+        _bpf(_JEQ, _IOCTL[col], 0, 1 + 2 * len(_IOCTLS)),
+        _bpf(_LD, 24),
+    ]  # the request: args[1]'s low word
     for req in _IOCTLS: prog += [_bpf(_JEQ, req, 0, 1), eperm]
     return b''.join(prog + [_bpf(_RET, _ALLOW)])
 
@@ -296,10 +347,12 @@ try: sys.stdout.flush()
 except BaseException as e: send(error=describe(e))
 """
 
+# %% ../nbs/05_sandbox.ipynb #634a7006
 _BOOT = _BOOT_SETUP + _BOOT_GUARDS + _BOOT_RUN   # the box's whole boot script
 
 # %% ../nbs/05_sandbox.ipynb #45757844
-GRACE, STARTUP, SLACK = 1.0, 20.0, 0.1   # seconds for a box to exit; seconds for it to start; a time limit's slack
+# seconds for a box to exit; seconds for it to start; a time limit's slack
+GRACE, STARTUP, SLACK = 1.0, 20.0, 0.1
 
 def _ready(fd: int, deadline: float) -> bool:
     "Can `fd` be read (or has it ended) before `deadline`?"
@@ -310,6 +363,7 @@ def _read(fd: int, deadline: float, size: int = 1 << 16) -> bytes | None:
     "Up to `size` bytes from `fd`: b'' at its end, None if nothing came before `deadline`."
     return os.read(fd, size) if _ready(fd, deadline) else None
 
+# %% ../nbs/05_sandbox.ipynb #8fc0ca88
 class _Box:
     "A running box: its process, our ends of its report, bwrap's info, stdout and stderr pipes, its folder, its cgroup."
     def __init__(self, proc, reply: int, info: int, out: int, err: int, work: str | None, cgroup: str | None):
@@ -345,6 +399,7 @@ def _kill_inside(self: _Box) -> None:
     except (OSError, IndexError): pass
     finally: os.close(fd)
 
+# %% ../nbs/05_sandbox.ipynb #e2227a1e
 @patch
 def stop(self: _Box) -> int:
     "Kill the box (its init first), then the process group; reap the leader; the exit status."
@@ -358,8 +413,10 @@ def stop(self: _Box) -> int:
 # %% ../nbs/05_sandbox.ipynb #c9a0c002
 _CGROUP_FILES = {'cgroup2': ('memory.max', 'memory.swap.max'),
                  'cgroup': ('memory.limit_in_bytes', 'memory.memsw.limit_in_bytes')}
+
 _BOXES = count()
 
+# %% ../nbs/05_sandbox.ipynb #31cd9953
 def _cgroup_folders() -> Iterator[tuple[str, str]]:
     "(folder, kind) of this process's cgroup in each memory hierarchy mounted here: v2 ('cgroup2'), then v1."
     own = {}
@@ -373,16 +430,19 @@ def _cgroup_folders() -> Iterator[tuple[str, str]]:
             if fstype == kind and kind in own and (kind == 'cgroup2' or 'memory' in opts.split(',')):
                 yield os.path.join(where, own[kind].lstrip('/')), kind
 
+# %% ../nbs/05_sandbox.ipynb #ffc1c689
 def _make_cgroup(folder: str, kind: str, mb: int) -> str:
     "A new cgroup under `folder` capped at `mb` MB of memory, no swap; its path (OSError if the kernel refuses)."
     path, (limit, swap) = f'{folder}/dataenvgym-box-{os.getpid()}-{next(_BOXES)}', _CGROUP_FILES[kind]
     os.mkdir(path)
     try:
         Path(path, limit).write_text(str(mb << 20))
-        if os.path.exists(f'{path}/{swap}'): Path(path, swap).write_text(str(0 if kind == 'cgroup2' else mb << 20))
+        if os.path.exists(f'{path}/{swap}'):
+            Path(path, swap).write_text(str(0 if kind == 'cgroup2' else mb << 20))
     except OSError: _remove_cgroup(path); raise
     return path
 
+# %% ../nbs/05_sandbox.ipynb #433ad8ea
 def _rmdir_when_empty(path: str, tries: int = 200) -> None:
     "Remove the cgroup `path` once the kernel lets go of its last process (a few ms after the kill), or give up."
     for _ in range(tries):
@@ -397,6 +457,7 @@ def _remove_cgroup(path: str | None) -> None:
     except FileNotFoundError: pass
     except OSError: threading.Thread(target=_rmdir_when_empty, args=(path,), daemon=True).start()
 
+# %% ../nbs/05_sandbox.ipynb #f9563377
 @cache
 def memory_cgroup() -> tuple[str, str] | None:
     "(folder, kind) where each box gets a memory cgroup ('cgroup2' or v1's 'cgroup'), or None: the fallback."
@@ -423,6 +484,7 @@ def _unshare_net() -> tuple[str, ...]:
         except (OSError, subprocess.SubprocessError): pass
     return ()
 
+# %% ../nbs/05_sandbox.ipynb #ae17bb20
 def _write_all(fd: int, data: bytes) -> None:
     "Write `data` to the pipe `fd` and close it; stop quietly when the box closes its end (or dies)."
     try:
@@ -431,6 +493,7 @@ def _write_all(fd: int, data: bytes) -> None:
     except OSError: pass
     finally: os.close(fd)
 
+# %% ../nbs/05_sandbox.ipynb #7eaad790
 def _feed(data: bytes) -> int:
     "The read end of a pipe that yields `data`, then ends: written now if it fits (up to 1 MiB), else by a thread."
     r, w = os.pipe()
@@ -447,9 +510,11 @@ def _bwrap_args(prefix: tuple[str, ...], seccomp_fd: int, info_fd: int, limits: 
             '--size', str(limits.disk_mb << 20), '--tmpfs', '/tmp', '--remount-ro', '/', '--chdir', '/tmp']
     return b''.join(a.encode() + b'\0' for a in args)
 
+# %% ../nbs/05_sandbox.ipynb #3a085446
 def _command(prefix: tuple[str, ...], args_fd: int, cgroup: str | None) -> list[str]:
     "The interpreter's command line: in `cgroup` (if any), in bwrap (its arguments on `args_fd`); or bare."
-    enter = [shutil.which('sh') or '/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup] if cgroup else []
+    enter = [shutil.which('sh') or '/bin/sh', '-c',
+             'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup] if cgroup else []
     if not prefix: return [*enter, *_unshare_net(), sys.executable]
     return [*enter, prefix[0], '--args', str(args_fd), '--', *_as_nobody(os.geteuid() == 0),
             _interpreter()['exe']]
@@ -459,18 +524,22 @@ def _new_cgroup(limits: Limits) -> str | None:
     "A fresh memory cgroup for one box, capped at `limits.box_mb`; None where there is none (the fallback)."
     return _make_cgroup(*where, limits.box_mb) if (where := memory_cgroup()) else None
 
+# %% ../nbs/05_sandbox.ipynb #4dc1bde6
 def _spawn(prefix: tuple[str, ...], boot: str, job: dict, stdin: bytes, limits: Limits) -> _Box:
     "Start `boot` on `job` in a box (no `prefix`: best-effort, in a fresh folder); it is handed pipes only."
     ours, theirs, work, cgroup = [], [], None if prefix else tempfile.mkdtemp(prefix='dataenvgym-box-'), None
     try:
         cgroup = _new_cgroup(limits)
-        for _ in range(4): r, w = os.pipe(); ours.append(r); theirs.append(w)   # report, stdout, stderr, bwrap info
+        # report, stdout, stderr, bwrap info
+        for _ in range(4): r, w = os.pipe(); ours.append(r); theirs.append(w)
         theirs += [_feed(json.dumps(job).encode()), _feed(stdin)]
         if prefix: theirs.append(_feed(seccomp_filter()))
         if prefix: theirs.append(_feed(_bwrap_args(prefix, theirs[-1], theirs[3], limits)))
         report, out, err, info, job_fd, stdin_fd, *bwrap = theirs
-        cmd = [*_command(prefix, bwrap[-1] if bwrap else -1, cgroup), '-I', '-S', '-B', '-c', boot, str(job_fd), str(report)]
-        proc = subprocess.Popen(cmd, stdin=stdin_fd, stdout=out, stderr=err, cwd=work, env={'LANG': 'C.UTF-8'},
+        cmd = [*_command(prefix, bwrap[-1] if bwrap else -1, cgroup), '-I', '-S', '-B', '-c', boot,
+               str(job_fd), str(report)]
+        proc = subprocess.Popen(cmd, stdin=stdin_fd, stdout=out, stderr=err, cwd=work,
+                                env={'LANG': 'C.UTF-8'},
                                 pass_fds=[report, info, job_fd, *bwrap], start_new_session=True)
     except BaseException:
         for fd in ours: os.close(fd)
@@ -491,15 +560,20 @@ ok = (status['Seccomp'].strip() == '2' and status['NoNewPrivs'].strip() == '1' a
 os.write(int(sys.argv[2]), b'ok' if ok else b'not isolated')
 """
 
+# %% ../nbs/05_sandbox.ipynb #13d5848d
 @cache
 def _isolation() -> tuple[tuple[str, ...], str]:
     "The bwrap command up to the per-run part and '', or () and why no box can be built on this machine."
     if not sys.platform.startswith('linux'): return (), f'bubblewrap needs Linux (this is {sys.platform})'
     if not (bwrap := shutil.which('bwrap')): return (), 'bubblewrap is not installed'
-    if seccomp_filter() is None: return (), f'there is no seccomp table for the {platform.machine()} architecture'
-    if os.geteuid() == 0 and not shutil.which('setpriv'): return (), 'setpriv (util-linux), which starts the box as nobody, is not installed'
-    try: prefix = (bwrap, *_namespaces(os.geteuid() == 0), *box_view())
-    except (OSError, ValueError, subprocess.SubprocessError) as e: return (), f'the interpreter could not be inspected ({e})'
+    if seccomp_filter() is None:
+        return (), f'there is no seccomp table for the {platform.machine()} architecture'
+    if os.geteuid() == 0 and not shutil.which('setpriv'):
+        return (), 'setpriv (util-linux), which starts the box as nobody, is not installed'
+    try:
+        prefix = (bwrap, *_namespaces(os.geteuid() == 0), *box_view())
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        return (), f'the interpreter could not be inspected ({e})'
     try:
         with _spawn(prefix, _PROBE, {}, b'', Limits()) as box:
             said, rc = _read(box.reply, time.monotonic() + 30) or b'', box.stop()
@@ -507,6 +581,7 @@ def _isolation() -> tuple[tuple[str, ...], str]:
     if said != b'ok': return (), f'bubblewrap could not build the box (it said {said!r}, exit status {rc})'
     return prefix, ''
 
+# %% ../nbs/05_sandbox.ipynb #f4f4d45c
 def isolation_prefix() -> tuple[str, ...]:
     "The bubblewrap command line up to the per-run part (seccomp, /tmp, the program); () where code cannot be isolated here."
     return _isolation()[0]
@@ -514,13 +589,17 @@ def isolation_prefix() -> tuple[str, ...]:
 def refusal(why: str | None = None) -> str:
     "Why untrusted code will not run here (default: this machine's reason) and what to do; '' where it will."
     why = _isolation()[1] if why is None else why
-    return why and (f'cannot isolate untrusted code: {why}. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) '
-                    f'on Linux with user namespaces enabled (or run as root); or, only for code you trust, opt in to the '
+    return why and (f'cannot isolate untrusted code: {why}. Install bubblewrap (Debian/Ubuntu: apt-get '
+                    f'install bubblewrap) '
+                    f'on Linux with user namespaces enabled (or run as root); or, only for code you trust, '
+                    f'opt in to the '
                     f"weaker sandbox with Limits(isolation='best-effort') or {SANDBOX_ENV}=best-effort.")
 
 # %% ../nbs/05_sandbox.ipynb #573cf6b1
-_SHAPES = {frozenset(k.split()) for k in ('begin', 'ready', 'error', 'timeout', 'i got', 'i unjsonable', 'i error', 'i timeout')}
-_TYPES = {'begin': bool, 'ready': bool, 'timeout': bool, 'i': int, 'got': str, 'unjsonable': str, 'error': str}
+_SHAPES = {frozenset(k.split())
+           for k in ('begin', 'ready', 'error', 'timeout', 'i got', 'i unjsonable', 'i error', 'i timeout')}
+_TYPES = {'begin': bool, 'ready': bool, 'timeout': bool, 'i': int, 'got': str,
+          'unjsonable': str, 'error': str}
 
 def parse_message(line: bytes) -> dict | None:
     "One line of a box's report as a dict of a known shape with exactly typed values, else None; it never raises."
@@ -536,7 +615,13 @@ class _Reader:
     def __init__(self, box: _Box, cap: int, line_cap: int | None = None, out_cap: int | None = None):
         self.report, self.out, self.line_cap, self.over = box.reply, box.out, line_cap or cap, ''
         self.left = {box.reply: cap, box.out: out_cap or cap, box.err: cap}   # bytes each pipe may still send
-        self.poll, self.buf, self.stdout, self.seen, self.reads = select.poll(), bytearray(), bytearray(), 0, 0
+        self.poll, self.buf, self.stdout, self.seen, self.reads = (
+            select.poll(),
+            bytearray(),
+            bytearray(),
+            0,
+            0,
+        )
         for fd in self.left: self.poll.register(fd, select.POLLIN)
 
     def _pump(self, deadline: float) -> bool:
@@ -587,7 +672,8 @@ def _read_report(r: _Reader, functional: bool, n: int, step: float) -> tuple[lis
     return calls, 'complete' if m == 'eof' else m
 
 # %% ../nbs/05_sandbox.ipynb #ab9ba553
-_SIGNALS = {signal.SIGXCPU: 'timeout', signal.SIGXFSZ: 'output limit exceeded', signal.SIGSEGV: 'crashed (SIGSEGV; recursion too deep?)',
+_SIGNALS = {signal.SIGXCPU: 'timeout', signal.SIGXFSZ: 'output limit exceeded',
+            signal.SIGSEGV: 'crashed (SIGSEGV; recursion too deep?)',
             signal.SIGKILL: 'killed (out of memory?)'}
 
 def _exit_problem(rc: int, os_mode: bool) -> str:
@@ -596,20 +682,24 @@ def _exit_problem(rc: int, os_mode: bool) -> str:
     sig = -rc if rc < 0 else rc - 128 if os_mode and rc > 128 else None
     return _SIGNALS.get(sig, f'killed by signal {sig}') if sig else f'exited with status {rc}'
 
+# %% ../nbs/05_sandbox.ipynb #6ac3c8dc
 def _outcome(end: dict | str, rc: int, os_mode: bool) -> tuple[str, str]:
     "(status, error) of a run, from how its report ended and its exit status."
     why = _exit_problem(rc, os_mode)
     if end == 'output': return 'error', 'output limit exceeded'
-    if end == 'late' or why == 'timeout' or (isinstance(end, dict) and end.get('timeout')): return 'timeout', 'timed out'
+    if end == 'late' or why == 'timeout' or (isinstance(end, dict) and end.get('timeout')):
+        return 'timeout', 'timed out'
     if isinstance(end, dict) and 'error' in end: return 'error', end['error']
     if end in ('complete', 'stopped') and why: return 'error', why
     if end == 'complete': return 'ok', ''
     if end == 'stopped': return 'error', 'the program stopped before it reported'
-    if end == 'oversized': return 'error', 'the report is larger than the output limit (or a reply than any expected)'
+    if end == 'oversized':
+        return 'error', 'the report is larger than the output limit (or a reply than any expected)'
     return 'error', 'the report was malformed or out of order'
 
 # %% ../nbs/05_sandbox.ipynb #210d966c
-def run_program(code: str, *, stdin: str = '', func_name: str | None = None, calls: Sequence[str] | None = None,
+def run_program(code: str, *, stdin: str = '', func_name: str | None = None,
+                calls: Sequence[str] | None = None,
                 prelude: str = '', module: str = '__main__', limits: Limits = Limits(),
                 max_reply: int | None = None) -> Run:
     "Run untrusted `code` (after a trusted `prelude`) in the sandbox: as a program reading `stdin`, or, with `func_name`, calling it on each of `calls`."
@@ -617,13 +707,17 @@ def run_program(code: str, *, stdin: str = '', func_name: str | None = None, cal
     if os_mode and not isolation_prefix(): raise SandboxUnavailable(refusal())
     n, start, cap = len(calls) if calls is not None else 1, time.monotonic(), limits.output_mb << 20
     functional = func_name is not None
-    job = {'code': code, 'prelude': prelude, 'calls': list(calls or []) if functional else None, 'func': func_name,
+    job = {'code': code, 'prelude': prelude, 'calls': list(calls or []) if functional else None,
+           'func': func_name,
            'module': module, 'timeout': float(limits.timeout), 'limits': limits.rlimits(n)}
-    reply = cap if max_reply is None else max(1, min(cap, max_reply))   # a report line (functional), or stdout
-    with _spawn(isolation_prefix() if os_mode else (), _BOOT, job, stdin.encode('utf-8', 'surrogatepass'), limits) as box:
+    # a report line (functional), or stdout
+    reply = cap if max_reply is None else max(1, min(cap, max_reply))
+    with _spawn(isolation_prefix() if os_mode else (), _BOOT, job,
+                stdin.encode('utf-8', 'surrogatepass'), limits) as box:
         reader = _Reader(box, cap, *((reply, None) if functional else (None, reply)))
         got, end = _read_report(reader, functional, n, limits.timeout * (1 + SLACK))
-        if end == 'complete' or isinstance(end, dict):   # the report ended: stdout to its end, a moment to exit
+        # the report ended: stdout to its end, a moment to exit
+        if end == 'complete' or isinstance(end, dict):
             finished = reader.drain(time.monotonic() + GRACE) and box.exited(GRACE)
             if not finished and end == 'complete': end = 'late'
         status, error = _outcome('output' if reader.over == 'output' else end, box.stop(), os_mode)
@@ -647,6 +741,7 @@ def _same_numbers(x: str, y: str) -> bool:
         except (InvalidOperation, ValueError): return False
     return True
 
+# %% ../nbs/05_sandbox.ipynb #9ffa0828
 def lines_match(got: str, expected: str) -> bool:
     "Do two program outputs agree by LiveCodeBench's stdin rules (stripped lines; equal text or decimal tokens)?"
     if len(got) > 64 * len(expected) + 4096: return False   # longer than any spelling of the expected output
@@ -659,6 +754,7 @@ def _kind(x: Any) -> str:
     "A parsed JSON value's JSON type ('bool' is not 'number')."
     return 'bool' if isinstance(x, bool) else 'number' if isinstance(x, (int, float)) else type(x).__name__
 
+# %% ../nbs/05_sandbox.ipynb #14742356
 def same_json(a: Any, b: Any) -> bool:
     "Are parsed JSON values `a` and `b` equal type for type (`true` is not `1`; `1.0` is `1`)? Iterative, so any depth."
     todo = [(a, b)]
@@ -674,6 +770,7 @@ def same_json(a: Any, b: Any) -> bool:
         elif x != y: return False
     return True
 
+# %% ../nbs/05_sandbox.ipynb #c8ea5317
 def same_value(got: str, expected: str) -> bool:
     "Is the JSON `got` the JSON `expected`, type for type (as text if `expected` is not JSON)? It never raises."
     if len(got) > 12 * len(expected) + 64: return False   # no spelling of `expected` is that long: not parsed
@@ -684,6 +781,7 @@ def same_value(got: str, expected: str) -> bool:
 
 # %% ../nbs/05_sandbox.ipynb #1679b0f6
 MAX_CODE = 1_000_000
+
 MAX_DEPTH, MAX_VALUE = 100, 64 << 20   # the deepest expected JSON output; the longest test input or output
 
 def _depth_problem(text: str) -> str:
@@ -698,6 +796,7 @@ def _depth_problem(text: str) -> str:
             todo += ((v, depth + 1) for v in (x.values() if isinstance(x, dict) else x))
     return ''
 
+# %% ../nbs/05_sandbox.ipynb #6ba68dda
 def check_tests(tests: Any, functional: bool = False) -> str:
     "Why `tests` cannot be graded (not a list of LiveCodeBench tests, a value too long or too deep), or ''."
     if not isinstance(tests, list): return 'the tests are not a list'
@@ -728,17 +827,26 @@ class Verdict:
     def feedback(self, n_public: int | None = None, hidden_errors: bool = False) -> str:
         "One line saying what happened; tests from `n_public` on are hidden: no values, no error unless `hidden_errors`."
         head = f'passed {self.passed}/{self.total} tests'
-        if self.status == 'pass' or self.test is None: return head if self.status == 'pass' else f'{self.status}: {self.error}'
+        if self.status == 'pass' or self.test is None:
+            return head if self.status == 'pass' else f'{self.status}: {self.error}'
         hidden = n_public is not None and self.test >= n_public
-        which = f'{"hidden" if hidden else "public"} test {self.test}' if n_public is not None else f'test {self.test}'
+        which = (
+            f'{"hidden" if hidden else "public"} test {self.test}'
+            if n_public is not None
+            else f'test {self.test}'
+        )
         if self.status == 'fail':
-            return f'{head}; {which} failed' + ('' if hidden else f': expected {self.expected[:200]}, got {self.got[:200]}')
-        shown = self.error and (hidden_errors or not hidden)   # an error can quote a hidden input (`KeyError`)
+            return f'{head}; {which} failed' + ('' if hidden
+                                                else f': expected {self.expected[:200]}, got '
+                                                f'{self.got[:200]}')
+        # an error can quote a hidden input (`KeyError`)
+        shown = self.error and (hidden_errors or not hidden)
         return f'{head}; {which}: {self.status}' + (f' ({self.error})' if shown else '')
 
 # %% ../nbs/05_sandbox.ipynb #1679b0f8
 def _short(s: str, n: int = 300) -> str: return s if len(s) <= n else s[:n] + '…'
 
+# %% ../nbs/05_sandbox.ipynb #51df0493
 def _functional(code: str, tests: Sequence[dict], func_name: str, prelude: str, limits: Limits) -> Verdict:
     longest = max(len(t['output']) for t in tests)   # a reply is read up to the longest that could equal one
     run = run_program(code, func_name=func_name, calls=[t['input'] for t in tests], prelude=prelude,
@@ -746,15 +854,21 @@ def _functional(code: str, tests: Sequence[dict], func_name: str, prelude: str, 
     by_index, passed, first = {c['i']: c for c in run.calls}, 0, None
     for i, t in enumerate(tests):
         c = by_index.get(i)
-        if c is None: v = Verdict(run.status if run.status != 'ok' else 'error', 0, len(tests), i, error=run.error or 'no result')
+        if c is None: v = Verdict(run.status if run.status != 'ok' else 'error', 0, len(tests), i,
+                                  error=run.error or 'no result')
         elif 'got' in c and same_value(c['got'], t['output']): passed += 1; continue
-        elif 'got' in c or 'unjsonable' in c: v = Verdict('fail', 0, len(tests), i, t['output'], _short(c.get('got', c.get('unjsonable', ''))))
-        else: v = Verdict('timeout' if c.get('timeout') else 'error', 0, len(tests), i, error=c.get('error', 'timed out'))
+        elif 'got' in c or 'unjsonable' in c: v = Verdict('fail', 0, len(tests), i, t['output'],
+                                                          _short(c.get('got', c.get('unjsonable', ''))))
+        else: v = Verdict('timeout' if c.get('timeout') else 'error', 0, len(tests), i,
+                          error=c.get('error', 'timed out'))
         first = first or v
-    if first is None and run.status != 'ok': first = Verdict(run.status, passed, len(tests), error=run.error)  # e.g. a non-zero exit
+    # e.g. a non-zero exit
+    if first is None and run.status != 'ok': first = Verdict(run.status, passed, len(tests), error=run.error)
     if first is None: return Verdict('pass', passed, len(tests), seconds=run.seconds)
-    return Verdict(first.status, passed, len(tests), first.test, first.expected, first.got, first.error, run.seconds)
+    return Verdict(first.status, passed, len(tests), first.test, first.expected, first.got,
+                   first.error, run.seconds)
 
+# %% ../nbs/05_sandbox.ipynb #3a0502f4
 def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Verdict:
     seconds = 0.0
     for i, t in enumerate(tests):
@@ -766,6 +880,7 @@ def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Ve
             return Verdict('fail', i, len(tests), i, t['output'], _short(run.stdout), seconds=seconds)
     return Verdict('pass', len(tests), len(tests), seconds=seconds)
 
+# %% ../nbs/05_sandbox.ipynb #680ee3d2
 def run_tests(code: str, tests: Sequence[dict], func_name: str | None = None, *, prelude: str = '',
               limits: Limits = Limits()) -> Verdict:
     "Run `code` on `tests` in the sandbox: call `func_name` on each input, else feed it as stdin; it never raises."
@@ -773,17 +888,21 @@ def run_tests(code: str, tests: Sequence[dict], func_name: str | None = None, *,
     if isinstance(tests, list) and not tests: return Verdict('error', 0, 0, error='there are no tests')
     if why := check_tests(tests, bool(func_name)) or _bad_names(code, func_name, prelude):
         return Verdict('error', 0, len(tests) if isinstance(tests, list) else 0, error=f'cannot grade: {why}')
-    if len(code) > MAX_CODE: return Verdict('error', 0, len(tests), 0, error=f'the code is longer than {MAX_CODE:,} characters')
+    if len(code) > MAX_CODE: return Verdict('error', 0, len(tests), 0,
+                                            error=f'the code is longer than {MAX_CODE:,} characters')
     try:
         if func_name: return _functional(code, tests, func_name, prelude, limits)
         return _stdin(code, tests, prelude, limits)
     except SandboxUnavailable: raise
-    except Exception as e:   # the grader's own failure (out of file descriptors…): a failed verdict that says why
+    # the grader's own failure (out of file descriptors…): a failed verdict that says why
+    except Exception as e:
         return Verdict('error', 0, len(tests), error=_short(f'the grader failed: {type(e).__name__}: {e}'))
 
+# %% ../nbs/05_sandbox.ipynb #9171a281
 def _bad_names(code: Any, func_name: Any, prelude: Any) -> str:
     "Why the code, function name or prelude are not strings (or None, for the name), or ''."
-    if not isinstance(code, str) or not isinstance(prelude, str): return 'the code and the prelude must be strings'
+    if not isinstance(code, str) or not isinstance(prelude, str):
+        return 'the code and the prelude must be strings'
     if func_name is None or isinstance(func_name, str): return ''
     return f'the function name {func_name!r} is not a string'
 

@@ -34,10 +34,15 @@ class ServeError(Exception):
         super().__init__(message)
         self.message, self.status, self.code, self.retry_after = message, status, code, retry_after
 
+# %% ../nbs/04_serve.ipynb #4001113b
 def clip(value: Any, n: int = 40) -> str:
     "`repr(value)` cut to `n` characters (a container says only its type)."
     if not isinstance(value, (str, int, float, bool, type(None))): return f'a JSON {type(value).__name__}'
-    r = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f'an integer of {value.bit_length()} bits'
+    r = (
+        repr(value)
+        if not isinstance(value, int) or abs(value) < 10**30
+        else f'an integer of {value.bit_length()} bits'
+    )
     return r if len(r) <= n else r[:n] + '…'
 
 # %% ../nbs/04_serve.ipynb #22f0123e
@@ -64,7 +69,8 @@ class ResetOptions(BaseModel):
 def parse_options(cls: type[ResetOptions], data: dict) -> ResetOptions:
     "`data` as `cls`, or a `ServeError` naming the bad options."
     try: return cls.model_validate(data)
-    except ValidationError as e: raise ServeError(describe(e, 'reset options', list(cls.model_fields))) from None
+    except ValidationError as e: raise ServeError(describe(e, 'reset options',
+                                                           list(cls.model_fields))) from None
 
 # %% ../nbs/04_serve.ipynb #554fa2e7
 @dataclass(frozen=True)
@@ -78,10 +84,14 @@ class Settings:
     max_body: int = 262_144
 
     def __post_init__(self):
-        if self.capacity < 1 or (self.per_client or 1) < 1: raise ValueError('capacity and per_client must be >= 1')
-        if not (0 < self.idle_s < math.inf): raise ValueError(f'idle_s must be a positive number, not {self.idle_s}')
+        if self.capacity < 1 or (self.per_client or 1) < 1:
+            raise ValueError('capacity and per_client must be >= 1')
+        if not (0 < self.idle_s < math.inf):
+            raise ValueError(f'idle_s must be a positive number, not {self.idle_s}')
 
-ENV_VARS = {'capacity': 'MAX_CONCURRENT_ENVS', 'per_client': 'DATAENVGYM_PER_CLIENT', 'idle_s': 'DATAENVGYM_IDLE_S',
+# %% ../nbs/04_serve.ipynb #a7908265
+ENV_VARS = {'capacity': 'MAX_CONCURRENT_ENVS', 'per_client': 'DATAENVGYM_PER_CLIENT',
+            'idle_s': 'DATAENVGYM_IDLE_S',
             'token': 'DATAENVGYM_TOKEN', 'allow_origins': 'DATAENVGYM_ALLOW_ORIGIN'}
 
 def _setting(name: str, text: str) -> Any:
@@ -106,6 +116,7 @@ class Session:
     used: float = field(default_factory=time.monotonic)
     episode_id: Optional[str] = None
 
+# %% ../nbs/04_serve.ipynb #42211178
 class Sessions:
     "At most `capacity` environments made by `factory` (`per_client` for one client), by session id."
     def __init__(self, factory: Callable[[], Any], capacity: int, idle_s: float = 600.0,
@@ -137,12 +148,15 @@ def _admit(self: Sessions, http: bool, client: str) -> str:
                          'CAPACITY_REACHED', wait)
     if sum(s.client == client for s in self.live.values()) >= self.per_client:
         wait = self.retry_after(client)
-        raise ServeError(f'this client holds {self.per_client} sessions, the most one client may; close one or '
+        raise ServeError(f'this client holds {self.per_client} sessions, the most one client may; close one '
+                         f'or '
                          f'retry in {wait} s', 429, 'CAPACITY_REACHED', wait)
     sid = uuid.uuid4().hex
-    self.live[sid] = Session(None, http, client)              # the place is taken while the environment is built
+    # the place is taken while the environment is built
+    self.live[sid] = Session(None, http, client)
     return sid
 
+# %% ../nbs/04_serve.ipynb #d481908f
 def _open(self: Sessions, http: bool, client: str = '') -> str:
     "A new session's id (its environment built outside the lock), or a `ServeError` when there is no place."
     with self._lock:
@@ -169,11 +183,13 @@ def _get(self: Sessions, sid: Any) -> Session:
     "The session `sid`, or a `ServeError` that says how to get one."
     s = self.live.get(sid) if isinstance(sid, str) else None
     if s is None or s.env is None:
-        raise ServeError(f'no session {clip(sid)}: start one with POST /reset (it returns a session_id), or use the '
+        raise ServeError(f'no session {clip(sid)}: start one with POST /reset (it returns a session_id), or '
+                         f'use the '
                          'WebSocket route /ws, which keeps one per connection', 404, 'SESSION_ERROR')
     s.used = time.monotonic()
     return s
 
+# %% ../nbs/04_serve.ipynb #422c420e
 def _close(self: Sessions, sid: str) -> bool:
     "End session `sid`; whether it was live."
     with self._lock: s = self.live.pop(sid, None) if isinstance(sid, str) else None
@@ -185,11 +201,17 @@ Sessions.admit, Sessions.open, Sessions.get, Sessions.close = _admit, _open, _ge
 # %% ../nbs/04_serve.ipynb #d52d5ae2
 class SessionServer:
     "Sessions of `factory()` environments over HTTP and WebSocket, with strict `options` and `action_cls`."
-    def __init__(self, factory: Callable[[], Environment], action_cls: type[Action], observation_cls: type[Observation],
+    def __init__(self, factory: Callable[[], Environment], action_cls: type[Action],
+                 observation_cls: type[Observation],
                  state_cls: type[State] = State, options: type[ResetOptions] = ResetOptions,
                  settings: Settings = Settings(), exclusive: bool = False):
         self.gate = threading.Lock() if exclusive else nullcontext()
-        self.action_cls, self.observation_cls, self.state_cls, self.options = action_cls, observation_cls, state_cls, options
+        self.action_cls, self.observation_cls, self.state_cls, self.options = (
+            action_cls,
+            observation_cls,
+            state_cls,
+            options,
+        )
         def make():
             with self.gate: return factory()
         self.settings, self.max_message = settings, settings.max_body
@@ -208,10 +230,12 @@ def _call(s: Session, what: str, fn: Callable[[], Any], gate=nullcontext()) -> A
         except ServeError: raise
         except Exception as e:
             log.exception('%s failed', what)
-            raise ServeError(f'{what} failed inside the environment ({type(e).__name__}); the server log has the '
+            raise ServeError(f'{what} failed inside the environment ({type(e).__name__}); the server log '
+                             f'has the '
                              'details. Reset to start over.', 500, 'EXECUTION_ERROR') from None
         finally: s.used = time.monotonic()
 
+# %% ../nbs/04_serve.ipynb #f8a53b7b
 def wire(obs: Observation) -> dict:
     "An observation in OpenEnv's envelope: `observation`, `reward`, `done` (and `metadata` when there is any)."
     out = {'observation': obs.model_dump(mode='json', exclude={'reward', 'done'}), 'reward': obs.reward,
@@ -229,6 +253,7 @@ def _reset(self: SessionServer, sid: str, data: dict) -> dict:
         return obs
     return wire(_call(s, 'reset', go, self.gate))
 
+# %% ../nbs/04_serve.ipynb #a11fd88a
 def _step(self: SessionServer, sid: str, data: dict) -> dict:
     "Run the action `data` on session `sid`: validated strictly (a `\"5\"` is not a 5)."
     s = self.sessions.get(sid)
@@ -236,7 +261,8 @@ def _step(self: SessionServer, sid: str, data: dict) -> dict:
                                               'SESSION_ERROR')
     try: action = self.action_cls.model_validate(data, strict=True)
     except ValidationError as e:
-        raise ServeError(describe(e, 'action', [f for f in self.action_cls.model_fields if f != 'metadata'])) from None
+        raise ServeError(describe(e, 'action',
+                                  [f for f in self.action_cls.model_fields if f != 'metadata'])) from None
     return wire(_call(s, 'step', lambda: s.env.step(action), self.gate))
 
 def _state(self: SessionServer, sid: str) -> dict:
@@ -245,6 +271,7 @@ def _state(self: SessionServer, sid: str) -> dict:
     st = _call(s, 'state', lambda: s.env.state, self.gate)
     return st.model_dump(mode='json') | ({'episode_id': s.episode_id} if s.episode_id else {})
 
+# %% ../nbs/04_serve.ipynb #d60fa959
 SessionServer.reset, SessionServer.step, SessionServer.state = _reset, _step, _state
 
 # %% ../nbs/04_serve.ipynb #dc14f9d5
@@ -252,30 +279,37 @@ def _error(e: ServeError) -> dict:
     data = {'message': e.message, 'code': e.code} | ({'retry_after': e.retry_after} if e.retry_after else {})
     return {'type': 'error', 'data': data}
 
+# %% ../nbs/04_serve.ipynb #dfb05eb5
 def _object(self: SessionServer, text: str) -> dict:
     "The JSON object `text` holds, or a `ServeError` that says what it is instead."
     if len(text) > self.max_message:
-        raise ServeError(f'a message of {len(text):,} characters is over the limit of {self.max_message:,}', 413)
+        raise ServeError(f'a message of {len(text):,} characters is over the limit of '
+                         f'{self.max_message:,}', 413)
     try: msg = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ServeError(f'invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})', code='INVALID_JSON') from None
+        raise ServeError(f'invalid JSON ({e.msg} at line {e.lineno}, column {e.colno})',
+                         code='INVALID_JSON') from None
     except RecursionError: raise ServeError('invalid JSON (nested too deeply)', code='INVALID_JSON') from None
-    except ValueError: raise ServeError('invalid JSON (a number over 4,300 digits)', code='INVALID_JSON') from None
+    except ValueError: raise ServeError('invalid JSON (a number over 4,300 digits)',
+                                        code='INVALID_JSON') from None
     if not isinstance(msg, dict): raise ServeError(f'expected a JSON object, got a JSON {type(msg).__name__}')
     try: json.dumps(msg, ensure_ascii=False).encode('utf-8')      # what cannot be sent back is refused here
     except UnicodeEncodeError: raise ServeError('invalid JSON (a lone surrogate, e.g. \\ud800, in a string)',
                                                 code='INVALID_JSON') from None
     return msg
 
+# %% ../nbs/04_serve.ipynb #12df2fe8
 def _frame(self: SessionServer, frame: dict) -> dict:
     "The message a WebSocket frame holds: `{type, data}`, or a `ServeError`."
     if (text := frame.get('text')) is None:
         raise ServeError('binary frames are not part of the protocol: send JSON as text', code='INVALID_JSON')
     msg = self.object(text)
     if extra := set(msg) - {'type', 'data'}:
-        raise ServeError(f'unknown message field {clip(sorted(extra)[0])} (a message is {{"type": ..., "data": {{...}}}})')
+        raise ServeError(f'unknown message field {clip(sorted(extra)[0])} (a message is '
+                         f'{{"type": ..., "data": {{...}}}})')
     if not isinstance(msg.get('data', {}), dict): raise ServeError('"data" must be a JSON object')
     return msg
+
 SessionServer.object = _object
 
 # %% ../nbs/04_serve.ipynb #b957dd8d
@@ -288,18 +322,22 @@ async def _answer(self: SessionServer, sid: str, frame: dict) -> Optional[dict]:
         if kind == 'reset': return {'type': 'observation', 'data': await self.run(self.reset, sid, data)}
         if kind == 'step': return {'type': 'observation', 'data': await self.run(self.step, sid, data)}
         if kind == 'state': return {'type': 'state', 'data': await self.run(self.state, sid)}
-        raise ServeError(f'unknown message type {clip(kind)} (valid: reset, step, state, close)', code='UNKNOWN_TYPE')
+        raise ServeError(f'unknown message type {clip(kind)} (valid: reset, step, state, close)',
+                         code='UNKNOWN_TYPE')
     except ServeError as e: return _error(e)
 
+# %% ../nbs/04_serve.ipynb #7a5c32c0
 async def _next_frame(self: SessionServer, ws: WebSocket) -> Optional[dict]:
     "The next frame, or `None` when the client went away or stayed silent for `idle_s` (then it is told why)."
     try: frame = await asyncio.wait_for(ws.receive(), self.settings.idle_s)
     except asyncio.TimeoutError:
-        await ws.send_text(json.dumps(_error(ServeError(f'closed after {self.settings.idle_s:g} s without a message',
+        await ws.send_text(json.dumps(_error(ServeError(f'closed after {self.settings.idle_s:g} s without a '
+                                                        f'message',
                                                         408, 'IDLE_TIMEOUT'))))
         return None
     return None if frame['type'] == 'websocket.disconnect' else frame
 
+# %% ../nbs/04_serve.ipynb #485c5eda
 async def _serve_ws(self: SessionServer, ws: WebSocket) -> None:
     "One WebSocket connection: one session, frames answered in order until `close`, disconnect or `idle_s` of silence."
     await ws.accept()
@@ -311,12 +349,14 @@ async def _serve_ws(self: SessionServer, ws: WebSocket) -> None:
         while (frame := await self.next_frame(ws)) is not None:
             if (reply := await self.answer(sid, frame)) is None: break
             await ws.send_text(json.dumps(reply))
-    except Exception as e: log.info('websocket session ended: %s', type(e).__name__)  # the client went away mid-step
+    # the client went away mid-step
+    except Exception as e: log.info('websocket session ended: %s', type(e).__name__)
     finally:
         self.sessions.close(sid)
         try: await ws.close()
         except Exception: pass                                    # already closed by the client
 
+# %% ../nbs/04_serve.ipynb #e3321d41
 SessionServer.frame, SessionServer.answer, SessionServer.next_frame, SessionServer.serve_ws = (
     _frame, _answer, _next_frame, _serve_ws)
 
@@ -326,22 +366,27 @@ async def _body(self: SessionServer, request: Request) -> dict:
     raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
-        if len(raw) > self.max_message: raise ServeError(f'a body over the limit of {self.max_message:,} bytes', 413)
+        if len(raw) > self.max_message: raise ServeError(f'a body over the limit of {self.max_message:,} '
+                                                         f'bytes', 413)
     return self.object(raw.decode('utf-8', 'replace')) if raw else {}
 
 def _reply(e: ServeError) -> JSONResponse:
     headers = {'Retry-After': str(e.retry_after)} if e.retry_after else None
     return JSONResponse({'detail': e.message, 'code': e.code}, e.status, headers=headers)
 
+# %% ../nbs/04_serve.ipynb #95580b6b
 def _session_id(body: dict, route: str) -> str:
     "The body's `session_id`: a string of 1 to 64 characters."
     if 'session_id' not in body:
-        raise ServeError(f'{route} needs the session_id that POST /reset returned (or use the WebSocket route /ws, '
+        raise ServeError(f'{route} needs the session_id that POST /reset returned (or use the WebSocket '
+                         f'route /ws, '
                          'which keeps a session per connection)', 400, 'SESSION_ERROR')
     sid = body['session_id']
     if not isinstance(sid, str) or not 0 < len(sid) <= 64:
-        raise ServeError(f'session_id must be the string POST /reset returned, not {clip(sid)}', 400, 'SESSION_ERROR')
+        raise ServeError(f'session_id must be the string POST /reset returned, not {clip(sid)}',
+                         400, 'SESSION_ERROR')
     return sid
+
 SessionServer.body = _body
 
 # %% ../nbs/04_serve.ipynb #af1c7231
@@ -349,14 +394,18 @@ async def _http_reset(self: SessionServer, request: Request) -> JSONResponse:
     "POST /reset: start an episode on the body's `session_id`, or on a new session."
     try:
         body = await self.body(request)
-        if new := 'session_id' not in body: sid = await self.run(self.sessions.open, True, client_of(request.scope))
-        else: sid = _session_id(body, 'POST /reset'); del body['session_id']
+        if new := 'session_id' not in body:
+            sid = await self.run(self.sessions.open, True, client_of(request.scope))
+        else:
+            sid = _session_id(body, 'POST /reset')
+            del body['session_id']
         try: return JSONResponse(await self.run(self.reset, sid, body) | {'session_id': sid})
         except ServeError:
             if new: self.sessions.close(sid)                     # a refused reset leaves no session behind
             raise
     except ServeError as e: return _reply(e)
 
+# %% ../nbs/04_serve.ipynb #1748c832
 async def _http_step(self: SessionServer, request: Request) -> JSONResponse:
     "POST /step: `{session_id, action}` (OpenEnv's `timeout_s` and `request_id` are accepted and ignored)."
     try:
@@ -384,6 +433,7 @@ async def _http_close(self: SessionServer, request: Request) -> JSONResponse:
         return JSONResponse({'session_id': sid, 'closed': True})
     except ServeError as e: return _reply(e)
 
+# %% ../nbs/04_serve.ipynb #a14a1d56
 async def _http_mcp(self: SessionServer, request: Request) -> JSONResponse:
     "POST /mcp: a JSON-RPC answer that this server has no MCP methods (its API is /ws and the HTTP routes)."
     try: body = await self.body(request)
@@ -395,6 +445,7 @@ async def _http_mcp(self: SessionServer, request: Request) -> JSONResponse:
 
 SessionServer.http_reset, SessionServer.http_step, SessionServer.http_state, SessionServer.http_close = (
     _http_reset, _http_step, _http_state, _http_close)
+
 SessionServer.http_mcp = _http_mcp
 
 # %% ../nbs/04_serve.ipynb #ad4e8794
@@ -414,8 +465,10 @@ def client_of(scope: dict) -> str:
     return 'addr:' + str((scope.get('client') or ('?',))[0])
 
 # %% ../nbs/04_serve.ipynb #e44581b4
-def _headers(scope: dict) -> dict[str, str]: return {k.decode('latin-1').lower(): v.decode('latin-1') for k, v in scope['headers']}
+def _headers(scope: dict) -> dict[str, str]: return {k.decode('latin-1').lower(): v.decode('latin-1') for k,
+                                                     v in scope['headers']}
 
+# %% ../nbs/04_serve.ipynb #bacdfcf0
 class Guard:
     "ASGI middleware for every route: the bearer token, the `Origin`, a JSON body of at most `max_body` bytes."
     def __init__(self, app, settings: Settings): self.app, self.settings = app, settings
@@ -424,10 +477,16 @@ class Guard:
         "A `ServeError` if the request may not reach the app."
         s, path = self.settings, scope.get('path', '')
         auth = headers.get('authorization', '').encode('latin-1')
-        if s.token and path != '/health' and not hmac.compare_digest(auth, f'Bearer {s.token}'.encode('latin-1')):
-            raise ServeError('this server needs its token: send "Authorization: Bearer <token>"', 401, 'UNAUTHORIZED')
+        if (
+            s.token
+            and path != '/health'
+            and not hmac.compare_digest(auth, f'Bearer {s.token}'.encode('latin-1'))
+        ):
+            raise ServeError('this server needs its token: send "Authorization: Bearer <token>"',
+                             401, 'UNAUTHORIZED')
         if not origin_allowed(headers.get('origin'), headers.get('host', ''), s.allow_origins):
-            raise ServeError(f'requests from the origin {clip(headers["origin"], 80)} are refused (a server started '
+            raise ServeError(f'requests from the origin {clip(headers["origin"], 80)} are refused (a server '
+                             f'started '
                              'with --allow-origin ORIGIN accepts it)', 403, 'FORBIDDEN_ORIGIN')
         media = headers.get('content-type', '').split(';')[0].strip().lower()
         if scope['type'] == 'http' and scope['method'] not in ('GET', 'HEAD') and media != 'application/json':
@@ -439,14 +498,16 @@ async def _read(self: Guard, receive: Callable, headers: dict[str, str]) -> Call
     "Read the body (at most `max_body` bytes, else a `ServeError`); a `receive` that replays it to the app."
     limit, declared = self.settings.max_body, headers.get('content-length', '').strip()
     if declared.isdigit() and (len(declared) > 15 or int(declared) > limit):
-        raise ServeError(f'a body of {clip(int(declared) if len(declared) < 30 else declared)} bytes is over the '
+        raise ServeError(f'a body of {clip(int(declared) if len(declared) < 30 else declared)} bytes is '
+                         f'over the '
                          f'limit of {limit:,}', 413, 'PAYLOAD_TOO_LARGE')
     body, more = bytearray(), True
     while more:
         msg = await receive()
         if msg['type'] != 'http.request': return receive
         body += msg.get('body', b''); more = msg.get('more_body', False)
-        if len(body) > limit: raise ServeError(f'a body over the limit of {limit:,} bytes', 413, 'PAYLOAD_TOO_LARGE')
+        if len(body) > limit: raise ServeError(f'a body over the limit of {limit:,} bytes', 413,
+                                               'PAYLOAD_TOO_LARGE')
     sent = False
     async def replay() -> dict:
         nonlocal sent
@@ -455,16 +516,19 @@ async def _read(self: Guard, receive: Callable, headers: dict[str, str]) -> Call
         return {'type': 'http.request', 'body': bytes(body), 'more_body': False}
     return replay
 
+# %% ../nbs/04_serve.ipynb #b9723118
 async def _guard(self: Guard, scope: dict, receive: Callable, send: Callable) -> None:
     if scope['type'] not in ('http', 'websocket'): return await self.app(scope, receive, send)
     headers = _headers(scope)
     try:
         self.check(scope, headers)
-        if scope['type'] == 'http' and scope['method'] not in ('GET', 'HEAD'): receive = await self.read(receive, headers)
+        if scope['type'] == 'http' and scope['method'] not in ('GET', 'HEAD'):
+            receive = await self.read(receive, headers)
     except ServeError as e:
         if scope['type'] == 'websocket': return await send({'type': 'websocket.close', 'code': 1008})
         extra = {'WWW-Authenticate': 'Bearer'} if e.status == 401 else {}
-        return await JSONResponse({'detail': e.message, 'code': e.code}, e.status, headers=extra)(scope, receive, send)
+        return await JSONResponse({'detail': e.message, 'code': e.code},
+                                  e.status, headers=extra)(scope, receive, send)
     await self.app(scope, receive, send)
 
 Guard.read, Guard.__call__ = _read, _guard
@@ -484,6 +548,7 @@ class StepBody(BaseModel):
     session_id: str
     action: dict[str, Any]
 
+# %% ../nbs/04_serve.ipynb #09894d66
 class SessionBody(BaseModel):
     "The body of POST /close."
     session_id: str
@@ -492,24 +557,31 @@ def _doc(model: type[BaseModel]) -> dict:
     return {'requestBody': {'content': {'application/json': {'schema': model.model_json_schema()}}}}
 
 # %% ../nbs/04_serve.ipynb #bf6c0bf5
-KEPT_ROUTES = frozenset({'/openapi.json', '/docs', '/docs/oauth2-redirect', '/redoc', '/metadata', '/health', '/schema'})
+KEPT_ROUTES = frozenset({'/openapi.json', '/docs', '/docs/oauth2-redirect', '/redoc', '/metadata',
+                         '/health', '/schema'})
 
+# %% ../nbs/04_serve.ipynb #117f399a
 def _add_routes(app: FastAPI, server: SessionServer) -> None:
     "Keep OpenEnv's `KEPT_ROUTES` only; add `server`'s /reset, /step, /close, /state, /ws and /mcp."
     app.router.routes[:] = [r for r in app.router.routes if getattr(r, 'path', None) in KEPT_ROUTES]
-    body = type('ResetBody', (server.options,), {'__annotations__': {'session_id': Optional[str]}, 'session_id': None})
+    body = type('ResetBody', (server.options,),
+                {'__annotations__': {'session_id': Optional[str]}, 'session_id': None})
     control = dict(methods=['POST'], tags=['Environment Control'])
-    app.add_api_route('/reset', server.http_reset, summary='Start an episode (on a new HTTP session unless session_id '
+    app.add_api_route('/reset', server.http_reset,
+                      summary='Start an episode (on a new HTTP session unless session_id '
                       'names one)', openapi_extra=_doc(body), **control)
     app.add_api_route('/step', server.http_step, summary='Run an action on an HTTP session',
                       openapi_extra=_doc(StepBody), **control)
-    app.add_api_route('/close', server.http_close, summary='End an HTTP session', openapi_extra=_doc(SessionBody),
+    app.add_api_route('/close', server.http_close, summary='End an HTTP session',
+                      openapi_extra=_doc(SessionBody),
                       **control)
     app.add_api_route('/state', server.http_state, methods=['GET'], tags=['State Management'],
                       summary="An HTTP session's state")
-    app.add_api_route('/mcp', server.http_mcp, methods=['POST'], tags=['MCP'], summary='No MCP methods (JSON-RPC)')
+    app.add_api_route('/mcp', server.http_mcp, methods=['POST'], tags=['MCP'],
+                      summary='No MCP methods (JSON-RPC)')
     app.add_api_websocket_route('/ws', server.serve_ws)
 
+# %% ../nbs/04_serve.ipynb #7404b402
 def make_app(server: SessionServer, metadata: EnvironmentMetadata) -> FastAPI:
     "OpenEnv's app (schemas, `metadata`, health) with `server`'s sessions on /reset, /step, /state, /close and /ws."
     describer = type('Describer', (Describer,), {'metadata': metadata})
@@ -526,10 +598,12 @@ class TypedClient(EnvClient):
     observation_cls: type[Observation] = Observation
     state_cls: type[State] = State
 
-    def _step_payload(self, action: Action) -> dict[str, Any]: return action.model_dump(mode='json', exclude={'metadata'})
+    def _step_payload(self, action: Action) -> dict[str, Any]:
+        return action.model_dump(mode='json', exclude={'metadata'})
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult:
-        obs = self.observation_cls(**payload['observation'], reward=payload.get('reward'), done=payload.get('done', False))
+        obs = self.observation_cls(**payload['observation'], reward=payload.get('reward'),
+                                   done=payload.get('done', False))
         return StepResult(observation=obs, reward=obs.reward, done=obs.done, metadata=obs.metadata)
 
     def _parse_state(self, payload: dict[str, Any]) -> State: return self.state_cls(**payload)

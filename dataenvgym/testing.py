@@ -28,26 +28,36 @@ def _field(text: str, name: str) -> str:
     m = re.search(rf'^{name}: (.*)$', text, re.M)
     return m.group(1).strip() if m else ''
 
+# %% ../nbs/90_testing.ipynb #31f6c679
 class StandInTeacher:
     "Answers the LLM teacher modules' prompts for a procedural `domain` (for `ScriptedServer`), and writes benchmark-style items from a `bank` of tasks; seeded."
     def __init__(self, domain: Domain, short_every: int = 4, wrong_rate: float = 0.05, seed: int = 0,
                  bank: Sequence[Task] = (), solve_rate: float = 0.9):
-        self.domain, self.short_every, self.wrong_rate, self.seed, self.calls = domain, short_every, wrong_rate, seed, 0
-        self.bank, self.solve_rate = list(bank), solve_rate      # problems it can write and solve (a benchmark's train file)
+        self.domain, self.short_every, self.wrong_rate, self.seed, self.calls = (
+            domain,
+            short_every,
+            wrong_rate,
+            seed,
+            0,
+        )
+        # problems it can write and solve (a benchmark's train file)
+        self.bank, self.solve_rate = list(bank), solve_rate
         self.answers = {t.prompt: t.answer for t in self.bank}
         pool = [t for sub in domain.subskills for t in domain.tasks(60, subskill=sub, seed=seed)]
         self.shapes: dict[str, str] = {}
         for t in pool: self.shapes.setdefault(mask_digits(t.prompt), t.subskill)
         self.skill_of = {sub: skill for skill, subs in domain.skills.items() for sub in subs}
         self._classifier = make_pipeline(prompt_vectorizer(), LogisticRegression(C=10, max_iter=2000))
-        if len(domain.subskills) > 1: self._classifier.fit([t.prompt for t in pool], [t.subskill for t in pool])
+        if len(domain.subskills) > 1: self._classifier.fit([t.prompt for t in pool],
+                                                           [t.subskill for t in pool])
         else: self._classifier = None                                    # one subskill: every prompt is of it
 
     def __repr__(self): return f'StandInTeacher({self.domain!r}, {self.calls} calls answered)'
 
     def subskill_of(self, prompt: str) -> str:
         "The subskill whose drawn prompts have `prompt`'s shape, else the one the classifier of drawn prompts predicts."
-        if (shape := self.shapes.get(mask_digits(prompt))) or self._classifier is None: return shape or self.domain.subskills[0]
+        if (shape := self.shapes.get(mask_digits(prompt))) or self._classifier is None:
+            return shape or self.domain.subskills[0]
         return str(self._classifier.predict([prompt])[0])
 
 # %% ../nbs/90_testing.ipynb #c90845dd
@@ -67,12 +77,18 @@ def _items(self: StandInTeacher, text, request, rng) -> dict:
     n, sub, skill = int(_field(text, 'count')), _field(text, 'subskill'), _field(text, 'skill')
     d = _field(text, 'difficulty')
     difficulty = int(d) if d.isdigit() else None
-    if sub in self.domain.subskills: tasks = self.domain.tasks(n + 1, subskill=sub, difficulty=difficulty, seed=rng.randrange(10**9))
-    elif skill in self.domain.skills: tasks = self.domain.tasks(n + 1, skill=skill, difficulty=difficulty, seed=rng.randrange(10**9))
-    else: tasks = []
-    if self.calls % self.short_every == 0 and n > 1: tasks = tasks[:n - max(1, n // 4)]   # a short reply: the engine tops up
-    else: tasks = tasks[:n + (self.calls % 3 == 0)]                                      # sometimes one extra: dropped
-    return {'items': [{'prompt': t.prompt, 'answer': wrong_answer(t.answer, rng) if rng.random() < self.wrong_rate else t.answer}
+    if sub in self.domain.subskills:
+        tasks = self.domain.tasks(n + 1, subskill=sub, difficulty=difficulty, seed=rng.randrange(10**9))
+    elif skill in self.domain.skills:
+        tasks = self.domain.tasks(n + 1, skill=skill, difficulty=difficulty, seed=rng.randrange(10**9))
+    else:
+        tasks = []
+    # a short reply: the engine tops up
+    if self.calls % self.short_every == 0 and n > 1: tasks = tasks[:n - max(1, n // 4)]
+    # sometimes one extra: dropped
+    else: tasks = tasks[:n + (self.calls % 3 == 0)]
+    return {'items': [{'prompt': t.prompt, 'answer': wrong_answer(t.answer, rng)
+                       if rng.random() < self.wrong_rate else t.answer}
                       for t in tasks]}
 
 
@@ -82,7 +98,8 @@ def _subskillnames(self: StandInTeacher, text, request, rng) -> dict:
     skill = re.search(r'learning the skill "([^"]+)"', text).group(1)
     present = set(re.search(r'Its subskills so far: (.*)\.\n', text).group(1).split(', '))
     slug = re.sub(r'\W+', '_', skill.lower()).strip('_')
-    own = self.domain.skills.get(skill) or [f'{slug}_{k}' for k in range(1, 5)]     # a benchmark's skill: names of its own
+    # a benchmark's skill: names of its own
+    own = self.domain.skills.get(skill) or [f'{slug}_{k}' for k in range(1, 5)]
     return {'names': [s for s in own if s not in present][:4]}
 
 
@@ -101,7 +118,8 @@ def _categories(self: StandInTeacher, text, request, rng) -> dict:
     labels = [l for l in text.split(':\n', 1)[1].splitlines() if l.strip()]
     cats: dict[str, list[str]] = {}
     for l in labels: cats.setdefault(self.skill_of.get(l, 'other'), []).append(l)
-    return {'categories': [{'name': c, 'description': f'problems of {c}', 'labels': ls} for c, ls in cats.items()]}
+    return {'categories': [{'name': c, 'description': f'problems of {c}', 'labels': ls}
+                           for c, ls in cats.items()]}
 
 
 # %% ../nbs/90_testing.ipynb #feb52bb6
@@ -119,7 +137,8 @@ def _skilltreeaction(self: StandInTeacher, text, request, rng) -> dict:
         for s in names: weights[f'{skill}/{s}'] = max(0.05, 1 - obs['per_skill'].get(skill, 0.0)) / len(names)
     counts, decisions = allocate(weights, obs['budget']), []
     for skill, have in subs.items():
-        if f'{skill}/+new' in counts: decisions.append({'kind': 'explore', 'skill': skill, 'n': 1, 'allocation': counts[f'{skill}/+new']})
+        if f'{skill}/+new' in counts: decisions.append({'kind': 'explore', 'skill': skill, 'n': 1,
+                                                        'allocation': counts[f'{skill}/+new']})
         deltas = {s: counts[f'{skill}/{s}'] - a for s, a in have.items() if counts[f'{skill}/{s}'] != a}
         if deltas: decisions.append({'kind': 'exploit', 'skill': skill, 'deltas': deltas})
     return {'decisions': decisions}
@@ -134,17 +153,25 @@ def _draw(self: StandInTeacher, text: str, rng: random.Random, bank: bool = Fals
     "The tasks to write `count` items from: the bank's, else the generator's of the subskill or skill asked for (else any)."
     n, sub, skill = int(_field(text, 'count')), _field(text, 'subskill'), _field(text, 'skill')
     if bank and self.bank: return rng.sample(self.bank, min(n, len(self.bank)))
-    kw = {'subskill': sub} if sub in self.domain.subskills else {'skill': skill} if skill in self.domain.skills else {}
+    kw = (
+        {'subskill': sub}
+        if sub in self.domain.subskills
+        else {'skill': skill} if skill in self.domain.skills else {}
+    )
     return self.domain.tasks(n, seed=rng.randrange(10**9), **kw)
 
+# %% ../nbs/90_testing.ipynb #3eb0979a
 @patch
 def _mathitems(self: StandInTeacher, text, request, rng) -> dict:
     out = []
     for t in self._draw(text, rng, bank=True):
         answer = wrong_answer(t.answer, rng) if self._wrong(rng) else t.answer
-        out.append({'problem': t.prompt, 'solution': f'Working it through gives {answer}. The final answer is {answer}.', 'final_answer': answer})
+        out.append({'problem': t.prompt,
+                    'solution': f'Working it through gives {answer}. The final answer is {answer}.',
+                    'final_answer': answer})
     return {'items': out}
 
+# %% ../nbs/90_testing.ipynb #7e606518
 @patch
 def _solutions(self: StandInTeacher, text, request, rng) -> dict:
     out = []
@@ -167,9 +194,11 @@ def _codeitems(self: StandInTeacher, text, request, rng) -> dict:
 
 @patch
 def _toolitems(self: StandInTeacher, text, request, rng) -> dict:
-    return {'items': [{'request': t.prompt, 'plan': 'teleport(to="Mars") | ' + t.answer if self._wrong(rng) else t.answer}
+    return {'items': [{'request': t.prompt, 'plan': 'teleport(to="Mars") | ' + t.answer
+                       if self._wrong(rng) else t.answer}
                       for t in self._draw(text, rng)]}
 
+# %% ../nbs/90_testing.ipynb #54f1107e
 @patch
 def _sceneitems(self: StandInTeacher, text, request, rng) -> dict:
     def obj(): return ' '.join(rng.choice(VOCAB[k]) for k in ('size', 'color', 'material', 'shape'))
@@ -181,7 +210,8 @@ def _sceneitems(self: StandInTeacher, text, request, rng) -> dict:
 def _skilllistaction(self: StandInTeacher, text, request, rng) -> dict:
     obs = json.loads(text.split('Observation (JSON): ', 1)[1])
     counts = allocate({s: max(0.05, 1 - a) for s, a in obs['per_skill'].items()}, obs['budget'])
-    return {'plans': [{'skill': s, 'n': n, 'like': obs['errors'].get(s, [])[:3]} for s, n in counts.items() if n]}
+    return {'plans': [{'skill': s, 'n': n, 'like': obs['errors'].get(s, [])[:3]} for s,
+                      n in counts.items() if n]}
 
 @patch
 def _openendedaction(self: StandInTeacher, text, request, rng) -> dict:

@@ -110,7 +110,7 @@ def compact_wrap(src: str, row: int) -> str | None:
         elif t.type == tokenize.STRING and t.start[1] < WIDTH - 10 and (cut := _string_cut(t, WIDTH - 1)):
             cand = (len(opens) + 1, -(t.start[1] + cut), t.start[1] + cut, col + 1, t)
         else: continue
-        if t.end[1] < 50 and t.type != tokenize.STRING: continue             # a first line too short to help
+        if t.end[1] - (len(line) - len(line.lstrip())) < 30 and t.type != tokenize.STRING: continue   # too short
         if best is None or cand[:2] < best[:2]: best = cand
     if best is None: return None
     at, indent, tok = best[2:]

@@ -29,7 +29,8 @@ class Taxonomy(dict):
         "`subskills` (else `default`, else all) checked against the registry, each once; a clear error if none."
         subskills = list(self.registry if default is None else default) if subskills is None else subskills
         if not subskills:
-            raise ValueError(f'{who} needs at least one subskill; valid subskills: {", ".join(self.registry)}')
+            raise ValueError(f'{who} needs at least one subskill; valid subskills: '
+                             f'{", ".join(self.registry)}')
         return list(dict.fromkeys(check_choice(s, self.registry, 'subskill') for s in subskills))
 
     def group(self, subskills: Sequence[str]) -> dict[str, list[str]]:
@@ -56,7 +57,8 @@ class DomainBase:
     def skills(self) -> dict[str, list[str]]:
         "Skill → its subskills in this domain, from the class's `taxonomy`."
         if self.taxonomy is None:
-            raise NotImplementedError(f'{type(self).__name__} has no taxonomy: define skills (skill → its subskills)')
+            raise NotImplementedError(f'{type(self).__name__} has no taxonomy: define skills (skill → its '
+                                      f'subskills)')
         return self.taxonomy.group(self.subskills)
 
     def _select(self, skill: str | None, subskill: str | None) -> list[str]:
@@ -69,7 +71,8 @@ class DomainBase:
         "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
         subs, rng, k = self._select(skill, subskill), random.Random(seed), len(self.levels)
         if difficulty is not None: check_choice(difficulty, self.levels, 'difficulty level')
-        return [self._make(subs[i % len(subs)], difficulty or self.levels[i // len(subs) % k], rng) for i in range(n)]
+        return [self._make(subs[i % len(subs)], difficulty
+                           or self.levels[i // len(subs) % k], rng) for i in range(n)]
 
     def _make(self, subskill: str, level: int, rng: random.Random) -> Task:
         "One task of `subskill` at `level`, drawn with `rng`: the one thing a subclass must add to draw tasks."
@@ -88,8 +91,10 @@ def key(self: DomainBase, task: Task) -> str:
     "What makes two tasks the same question: the prompt."
     return task.prompt
 
+# %% ../../nbs/10_domains.base.ipynb #9fb886ce
 @patch
-def datum(self: DomainBase, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
+def datum(self: DomainBase, task: Task, source: str = 'task',
+          response: str | None = None, **metadata) -> Datum:
     "A datum teaching `response` (default: the reference answer) to `task`."
     d = Datum.from_task(task, source, **metadata)
     return d if response is None else Datum(**{**d.model_dump(exclude={'id'}), 'response': response})
@@ -101,7 +106,8 @@ def student_settings(self: DomainBase) -> dict[str, Any]:
     return {}
 
 @patch
-def save_assets(self: DomainBase, data: Sequence[Datum], root: str | Path, relative_to: str | Path) -> list[Datum]:
+def save_assets(self: DomainBase, data: Sequence[Datum], root: str | Path,
+                relative_to: str | Path) -> list[Datum]:
     "Write the files the data needs under `root` (a text domain has none): the data as they are."
     return list(data)
 
@@ -110,6 +116,7 @@ def load_assets(self: DomainBase, data: Sequence[Datum], folder: str | Path) -> 
     "Data read from a JSONL file in `folder`, their files found again (a text domain has none)."
     return list(data)
 
+# %% ../../nbs/10_domains.base.ipynb #245757c2
 @patch
 def solve(self: DomainBase, prompt: str) -> str | None:
     "The reference answer of a free prompt: unknown."
@@ -121,7 +128,8 @@ def show(self: DomainBase, tasks: Sequence[Task], answers: dict[str, Sequence[st
     return None
 
 # %% ../../nbs/10_domains.base.ipynb #455f1db3
-def check_disjoint(splits: dict[str, list[Task]], key: Callable[[Task], str] | None = None) -> dict[str, list[Task]]:
+def check_disjoint(splits: dict[str, list[Task]],
+                   key: Callable[[Task], str] | None = None) -> dict[str, list[Task]]:
     "Return `splits` if no two share a task id or a `key` (default: the prompt), else raise a `ValueError` naming one."
     what, key = ('prompt', lambda t: t.prompt) if key is None else ('key', key)
     seen: dict[str, str] = {}
@@ -137,8 +145,10 @@ def _split_key(self: DomainBase, task: Task) -> str:
     "What no two splits may share: the task's `key`."
     return self.key(task)
 
+# %% ../../nbs/10_domains.base.ipynb #9aed9977
 @patch
-def splits(self: DomainBase, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
+def splits(self: DomainBase, n_train: int, n_val: int,
+           n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
     "Disjoint train/val/test tasks (no shared id or `_split_key`); test comes first, so it depends only on `n_test` and `seed`."
     need = n_train + n_val + n_test
     for m in (need * 2**k for k in range(8)):
@@ -146,9 +156,11 @@ def splits(self: DomainBase, n_train: int, n_val: int, n_test: int, *, seed: int
         for t in self.tasks(m, seed=seed): first.setdefault(self._split_key(t), t)
         pool = list(first.values())
         if len(pool) >= need: break
-    else: raise ValueError(f'Only {len(pool)} distinct prompts in {m} draws from {", ".join(self.subskills)}; '
+    else: raise ValueError(f'Only {len(pool)} distinct prompts in {m} draws from '
+                           f'{", ".join(self.subskills)}; '
                           f'ask for fewer than {need} tasks or add subskills.')
-    return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val], 'test': pool[:n_test]},
+    return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val],
+                           'test': pool[:n_test]},
                           self._split_key)
 
 # %% ../../nbs/10_domains.base.ipynb #473c356c
@@ -168,11 +180,15 @@ def llm_item(self: DomainBase) -> type[BaseModel]:
     "The schema of one datum an LLM writes for this domain."
     return TextItem
 
+# %% ../../nbs/10_domains.base.ipynb #dcca8760
 @patch(as_prop=True)
 def llm_guide(self: DomainBase) -> str:
     "How an LLM should write an item."
-    return 'Each item: the problem (prompt) in the format of the examples and its exact final answer (answer).'
+    return (
+        'Each item: the problem (prompt) in the format of the examples and its exact final answer (answer).'
+    )
 
+# %% ../../nbs/10_domains.base.ipynb #17718dd6
 @patch
 def check_llm_item(self: DomainBase, item: BaseModel, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
@@ -181,14 +197,16 @@ def check_llm_item(self: DomainBase, item: BaseModel, skill: str = '', subskill:
     if truth is None: raise Rejected('unsolvable', item.prompt[:80])
     task = Task(domain=self.name, prompt=item.prompt, answer=truth, skill=skill, subskill=subskill,
                 difficulty=difficulty, metadata={'llm_answer': item.answer})
-    if not self.grade(task, item.answer).correct: raise Rejected('wrong answer', f'{item.answer!r}, not {truth!r}')
+    if not self.grade(task, item.answer).correct:
+        raise Rejected('wrong answer', f'{item.answer!r}, not {truth!r}')
     return [(task, item.answer)]
 
 # %% ../../nbs/10_domains.base.ipynb #12df2cb0
 class FileSplits:
     "`domain`, with validation and test tasks given (loaded from benchmark files) instead of drawn."
     def __init__(self, domain: Any, val: Sequence[Task], test: Sequence[Task], source: str = 'files'):
-        if not val or not test: raise ValueError(f'{source}: need validation and test tasks; got {len(val)} and {len(test)}')
+        if not val or not test: raise ValueError(f'{source}: need validation and test tasks; got {len(val)} '
+                                                 f'and {len(test)}')
         self.domain, self.val, self.test, self.source = domain, list(val), list(test), source
         check_disjoint({'val': self.val, 'test': self.test}, domain.key)
 
@@ -196,7 +214,11 @@ class FileSplits:
         if name == 'domain': raise AttributeError(name)
         return getattr(self.domain, name)
 
-    def __repr__(self): return f'FileSplits({self.domain!r}, {len(self.val)} val and {len(self.test)} test tasks from {self.source})'
+    def __repr__(self):
+        return (
+            f'FileSplits({self.domain!r}, {len(self.val)} val and {len(self.test)} test tasks from'
+            f' {self.source})'
+        )
 
     @property
     def llm_guide(self) -> str:
@@ -207,5 +229,6 @@ class FileSplits:
     def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
         "The files' validation and test tasks (whatever the sizes asked), and `n_train` generator tasks besides them."
         taken = {self.domain.key(t) for t in self.val + self.test}
-        pool = [t for t in self.domain.splits(n_train, 0, 0, seed=seed)['train'] if self.domain.key(t) not in taken] if n_train else []
+        pool = [t for t in self.domain.splits(n_train, 0, 0, seed=seed)['train']
+                if self.domain.key(t) not in taken] if n_train else []
         return {'train': pool, 'val': list(self.val), 'test': list(self.test)}

@@ -53,6 +53,7 @@ class Variant:
     names: tuple[str, ...]
     consts: Callable[[random.Random], dict] = lambda rng: {}
 
+# %% ../../nbs/12_domains.code.ipynb #5944237f
 @dataclass(frozen=True)
 class CodeSubskill:
     "A subskill: its skill, what its levels 1–3 mean, and the variants of each level."
@@ -61,168 +62,293 @@ class CodeSubskill:
     variants: tuple[tuple[Variant, ...], tuple[Variant, ...], tuple[Variant, ...]]
 
 CODE_SUBSKILLS: dict[str, CodeSubskill] = {}
+
 PARAM_NAMES = {'s': ('s', 'text', 'word'), 'xs': ('xs', 'nums', 'values', 'lst'), 'n': ('n', 'x', 'num'),
                'm': ('m', 'y', 'other'), 'ws': ('words', 'ws', 'items'), 'd': ('d', 'counts', 'table')}
-STATEMENTS = ('Write a function {sig} that {doc}.', 'Define {sig}: it {doc}.', 'Implement {sig}, which {doc}.',
+
+STATEMENTS = ('Write a function {sig} that {doc}.', 'Define {sig}: it {doc}.',
+              'Implement {sig}, which {doc}.',
               'Write {sig}. It {doc}.')
+
+# %% ../../nbs/12_domains.code.ipynb #7723fbb7
 GENERIC_NAMES = ('f', 'solve')
 
 def _word(r: random.Random, lo: int = 1, hi: int = 7, alpha: str = 'abcdefgh') -> str:
     return ''.join(r.choice(alpha) for _ in range(r.randint(lo, hi)))
-def _words(r: random.Random, lo: int = 0, hi: int = 6) -> list[str]: return [_word(r, 1, 5, 'abcde') for _ in range(r.randint(lo, hi))]
+
+def _words(r: random.Random, lo: int = 0, hi: int = 6) -> list[str]:
+    return [_word(r, 1, 5, 'abcde') for _ in range(r.randint(lo, hi))]
+
 def _text(r: random.Random) -> str: return ' '.join(_words(r, 1, 4))
-def _ints(r: random.Random, lo: int = 0, hi: int = 7, v: int = 9) -> list[int]: return [r.randint(-v, v) for _ in range(r.randint(lo, hi))]
+
+def _ints(r: random.Random, lo: int = 0,
+          hi: int = 7, v: int = 9) -> list[int]: return [r.randint(-v, v) for _ in range(r.randint(lo, hi))]
+
 def _pal(r: random.Random) -> str:
     w = _word(r, 1, 4, 'abc')
     return r.choice([w + w[::-1], w + r.choice('abc') + w[::-1], w])
 
-def _V(doc, body, fn, draw, params, names, consts=lambda rng: {}) -> Variant: return Variant(doc, body, fn, draw, params, names, consts)
+# %% ../../nbs/12_domains.code.ipynb #8371ba63
+def _V(doc, body, fn, draw, params, names,
+       consts=lambda rng: {}) -> Variant: return Variant(doc, body, fn, draw, params, names, consts)
+
 def _register(name: str, skill: str, levels: str, *variants: tuple[Variant, ...]):
     CODE_SUBSKILLS[name] = CodeSubskill(skill, levels, variants)
 
 # %% ../../nbs/12_domains.code.ipynb #e97f7cce
 _S = lambda r: (_word(r),)
+
 _CH = lambda r: {'c': r.choice('abcd'), 'd': r.choice('xyz')}
-_register('str_transform', 'strings', '1: reverse or upper-case · 2: replace or remove a character · 3: word by word', (
-    _V('returns {0} reversed', 'return {0}[::-1]', lambda s: ''.join(reversed(s)), _S, ('s',), ('reverse', 'backwards')),
-    _V('returns {0} in upper case', 'return {0}.upper()', lambda s: ''.join(chr(ord(c) - 32) for c in s), _S, ('s',), ('shout', 'to_upper'))), (
+
+# %% ../../nbs/12_domains.code.ipynb #e5fef8e6
+_register('str_transform', 'strings',
+          '1: reverse or upper-case · 2: replace or remove a character · 3: word by word', (
+    _V('returns {0} reversed', 'return {0}[::-1]', lambda s: ''.join(reversed(s)), _S, ('s',),
+       ('reverse', 'backwards')),
+    _V('returns {0} in upper case', 'return {0}.upper()', lambda s: ''.join(chr(ord(c) - 32) for c in s), _S,
+       ('s',), ('shout', 'to_upper'))), (
     _V("returns {0} with every '{c}' replaced by '{d}'", "return {0}.replace('{c}', '{d}')",
-       lambda s, c, d: ''.join(d if x == c else x for x in s), _S, ('s',), ('swap_letter', 'replace_char'), _CH),
-    _V("returns {0} without any '{c}'", "return {0}.replace('{c}', '')", lambda s, c, d: ''.join(x for x in s if x != c), _S,
+       lambda s, c, d: ''.join(d if x == c else x for x in s), _S, ('s',),
+       ('swap_letter', 'replace_char'), _CH),
+    _V("returns {0} without any '{c}'", "return {0}.replace('{c}', '')", lambda s, c,
+       d: ''.join(x for x in s if x != c), _S,
        ('s',), ('drop_letter', 'remove_char'), _CH)), (
-    _V('returns the words of {0} in reverse order, separated by single spaces', "return ' '.join({0}.split()[::-1])",
-       lambda s: ' '.join(reversed(s.split())), lambda r: (_text(r),), ('s',), ('reverse_words', 'flip_words')),
-    _V('returns {0} with each word reversed, separated by single spaces', "return ' '.join(w[::-1] for w in {0}.split())",
-       lambda s: ' '.join(''.join(reversed(w)) for w in s.split()), lambda r: (_text(r),), ('s',), ('mirror_words', 'reverse_each')),
-    _V('returns {0} with the first letter of each word in upper case', "return ' '.join(w.capitalize() for w in {0}.split())",
-       lambda s: ' '.join(w[0].upper() + w[1:] for w in s.split()), lambda r: (_text(r),), ('s',), ('title_words', 'capitalize_words'))))
+    _V('returns the words of {0} in reverse order, separated by single spaces',
+       "return ' '.join({0}.split()[::-1])",
+       lambda s: ' '.join(reversed(s.split())), lambda r: (_text(r),), ('s',),
+       ('reverse_words', 'flip_words')),
+    _V('returns {0} with each word reversed, separated by single spaces',
+       "return ' '.join(w[::-1] for w in {0}.split())",
+       lambda s: ' '.join(''.join(reversed(w)) for w in s.split()), lambda r: (_text(r),), ('s',),
+       ('mirror_words', 'reverse_each')),
+    _V('returns {0} with the first letter of each word in upper case',
+       "return ' '.join(w.capitalize() for w in {0}.split())",
+       lambda s: ' '.join(w[0].upper() + w[1:] for w in s.split()), lambda r: (_text(r),), ('s',),
+       ('title_words', 'capitalize_words'))))
 
-_register('str_query', 'strings', '1: length, first or last character · 2: count or test a prefix/suffix · 3: palindromes, vowels', (
-    _V('returns the number of characters in {0}', 'return len({0})', lambda s: sum(1 for _ in s), lambda r: (_word(r, 0),), ('s',), ('length', 'size')),
-    _V('returns the first character of {0}', 'return {0}[0]', lambda s: s[:1], _S, ('s',), ('first_char', 'head')),
-    _V('returns the last character of {0}', 'return {0}[-1]', lambda s: s[len(s) - 1:], _S, ('s',), ('last_char', 'tail'))), (
-    _V("returns how many times '{c}' occurs in {0}", "return {0}.count('{c}')", lambda s, c: sum(x == c for x in s),
-       lambda r: (_word(r, 0, 9, 'abcd'),), ('s',), ('count_char', 'occurrences'), lambda r: {'c': r.choice('abcd')}),
-    _V("returns True if {0} starts with '{p}', else False", "return {0}.startswith('{p}')", lambda s, p: s[:len(p)] == p,
-       lambda r: (_word(r, 0, 6, 'abc'),), ('s',), ('starts_with', 'has_prefix'), lambda r: {'p': _word(r, 1, 2, 'abc')}),
-    _V("returns True if {0} ends with '{p}', else False", "return {0}.endswith('{p}')", lambda s, p: s[len(s) - len(p):] == p if len(s) >= len(p) else False,
-       lambda r: (_word(r, 0, 6, 'abc'),), ('s',), ('ends_with', 'has_suffix'), lambda r: {'p': _word(r, 1, 2, 'abc')})), (
+# %% ../../nbs/12_domains.code.ipynb #73f085c6
+_register('str_query', 'strings',
+          '1: length, first or last character · 2: count or test a prefix/suffix · 3: palindromes, vowels', (
+    _V('returns the number of characters in {0}', 'return len({0})', lambda s: sum(1 for _ in s),
+       lambda r: (_word(r, 0),), ('s',), ('length', 'size')),
+    _V('returns the first character of {0}', 'return {0}[0]', lambda s: s[:1], _S, ('s',),
+       ('first_char', 'head')),
+    _V('returns the last character of {0}', 'return {0}[-1]', lambda s: s[len(s) - 1:], _S, ('s',),
+       ('last_char', 'tail'))), (
+    _V("returns how many times '{c}' occurs in {0}", "return {0}.count('{c}')", lambda s,
+       c: sum(x == c for x in s),
+       lambda r: (_word(r, 0, 9, 'abcd'),), ('s',), ('count_char', 'occurrences'),
+       lambda r: {'c': r.choice('abcd')}),
+    _V("returns True if {0} starts with '{p}', else False", "return {0}.startswith('{p}')", lambda s,
+       p: s[:len(p)] == p,
+       lambda r: (_word(r, 0, 6, 'abc'),), ('s',), ('starts_with', 'has_prefix'),
+       lambda r: {'p': _word(r, 1, 2, 'abc')}),
+    _V("returns True if {0} ends with '{p}', else False", "return {0}.endswith('{p}')", lambda s,
+       p: s[len(s) - len(p):] == p if len(s) >= len(p) else False,
+       lambda r: (_word(r, 0, 6, 'abc'),), ('s',), ('ends_with', 'has_suffix'),
+       lambda r: {'p': _word(r, 1, 2, 'abc')})), (
     _V('returns True if {0} reads the same backwards, else False', 'return {0} == {0}[::-1]',
-       lambda s: all(s[i] == s[-1 - i] for i in range(len(s))), lambda r: (_pal(r),), ('s',), ('is_palindrome', 'symmetric')),
+       lambda s: all(s[i] == s[-1 - i] for i in range(len(s))), lambda r: (_pal(r),), ('s',),
+       ('is_palindrome', 'symmetric')),
     _V('returns the number of vowels (a, e, i, o, u) in {0}', "return sum(c in 'aeiou' for c in {0})",
-       lambda s: len([c for c in s if c in 'aeiou']), lambda r: (_word(r, 0, 9, 'abeioxu'),), ('s',), ('count_vowels', 'vowels'))))
+       lambda s: len([c for c in s if c in 'aeiou']), lambda r: (_word(r, 0, 9, 'abeioxu'),), ('s',),
+       ('count_vowels', 'vowels'))))
 
-_register('str_build', 'strings', '1: repeat or add text · 2: the first or last k characters · 3: every other character, joining', (
-    _V('returns {0} repeated {k} times', 'return {0} * {k}', lambda s, k: ''.join(s for _ in range(k)), _S, ('s',), ('repeat', 'echo'),
+# %% ../../nbs/12_domains.code.ipynb #0ff6d749
+_register('str_build', 'strings',
+          '1: repeat or add text · 2: the first or last k characters · 3: every other character, joining', (
+    _V('returns {0} repeated {k} times', 'return {0} * {k}', lambda s, k: ''.join(s for _ in range(k)), _S,
+       ('s',), ('repeat', 'echo'),
        lambda r: {'k': r.randint(2, 4)}),
-    _V("returns {0} followed by '{p}'", "return {0} + '{p}'", lambda s, p: f'{s}{p}', _S, ('s',), ('add_suffix', 'append_text'),
+    _V("returns {0} followed by '{p}'", "return {0} + '{p}'", lambda s, p: f'{s}{p}', _S, ('s',),
+       ('add_suffix', 'append_text'),
        lambda r: {'p': _word(r, 1, 3, 'xyz')}),
-    _V("returns '{p}' followed by {0}", "return '{p}' + {0}", lambda s, p: f'{p}{s}', _S, ('s',), ('add_prefix', 'prepend_text'),
+    _V("returns '{p}' followed by {0}", "return '{p}' + {0}", lambda s, p: f'{p}{s}', _S, ('s',),
+       ('add_prefix', 'prepend_text'),
        lambda r: {'p': _word(r, 1, 3, 'xyz')})), (
-    _V('returns the first {k} characters of {0}', 'return {0}[:{k}]', lambda s, k: ''.join(s[i] for i in range(min(k, len(s)))),
+    _V('returns the first {k} characters of {0}', 'return {0}[:{k}]', lambda s,
+       k: ''.join(s[i] for i in range(min(k, len(s)))),
        lambda r: (_word(r, 0, 8),), ('s',), ('prefix', 'take'), lambda r: {'k': r.randint(1, 5)}),
     _V('returns the last {k} characters of {0}', 'return {0}[-{k}:]', lambda s, k: s[max(0, len(s) - k):],
        lambda r: (_word(r, 0, 8),), ('s',), ('suffix', 'take_last'), lambda r: {'k': r.randint(1, 5)})), (
     _V('returns every second character of {0}, starting with the first', 'return {0}[::2]',
-       lambda s: ''.join(c for i, c in enumerate(s) if i % 2 == 0), lambda r: (_word(r, 0, 9),), ('s',), ('every_other', 'odd_positions')),
-    _V("returns the characters of {0} separated by '{p}'", "return '{p}'.join({0})", lambda s, p: p.join(list(s)),
+       lambda s: ''.join(c for i, c in enumerate(s) if i % 2 == 0), lambda r: (_word(r, 0, 9),), ('s',),
+       ('every_other', 'odd_positions')),
+    _V("returns the characters of {0} separated by '{p}'", "return '{p}'.join({0})", lambda s,
+       p: p.join(list(s)),
        lambda r: (_word(r, 0, 6),), ('s',), ('spread', 'interleave'), lambda r: {'p': r.choice('-,.*+')})))
 
 # %% ../../nbs/12_domains.code.ipynb #add35951
 _XS = lambda r: (_ints(r),)
+
 _K = lambda lo, hi: (lambda r: {'k': r.randint(lo, hi)})
-_register('list_map', 'lists', '1: add or multiply by a constant · 2: square, absolute value, negate · 3: neighbours or positions', (
-    _V('returns a list with {k} added to each element of {0}', 'return [x + {k} for x in {0}]', lambda xs, k: list(map(lambda x: x + k, xs)),
+
+# %% ../../nbs/12_domains.code.ipynb #2576d6f9
+_register('list_map', 'lists',
+          '1: add or multiply by a constant · 2: square, absolute value, negate · 3: neighbours or positions',
+          (
+    _V('returns a list with {k} added to each element of {0}', 'return [x + {k} for x in {0}]', lambda xs,
+       k: list(map(lambda x: x + k, xs)),
        _XS, ('xs',), ('add_to_all', 'shift'), _K(1, 9)),
-    _V('returns a list with each element of {0} multiplied by {k}', 'return [x * {k} for x in {0}]', lambda xs, k: list(map(lambda x: x * k, xs)),
+    _V('returns a list with each element of {0} multiplied by {k}', 'return [x * {k} for x in {0}]',
+       lambda xs, k: list(map(lambda x: x * k, xs)),
        _XS, ('xs',), ('scale', 'times_all'), _K(2, 9))), (
-    _V('returns a list of the squares of the elements of {0}', 'return [x * x for x in {0}]', lambda xs: [x ** 2 for x in xs], _XS, ('xs',), ('squares', 'square_all')),
-    _V('returns a list of the absolute values of the elements of {0}', 'return [abs(x) for x in {0}]', lambda xs: [max(x, -x) for x in xs],
+    _V('returns a list of the squares of the elements of {0}', 'return [x * x for x in {0}]',
+       lambda xs: [x ** 2 for x in xs], _XS, ('xs',), ('squares', 'square_all')),
+    _V('returns a list of the absolute values of the elements of {0}', 'return [abs(x) for x in {0}]',
+       lambda xs: [max(x, -x) for x in xs],
        _XS, ('xs',), ('absolutes', 'abs_all')),
-    _V('returns a list of the elements of {0} with their signs flipped', 'return [-x for x in {0}]', lambda xs: [0 - x for x in xs],
+    _V('returns a list of the elements of {0} with their signs flipped', 'return [-x for x in {0}]',
+       lambda xs: [0 - x for x in xs],
        _XS, ('xs',), ('negate', 'flip_signs'))), (
-    _V('returns a list of the sums of each pair of neighbouring elements of {0}', 'return [a + b for a, b in zip({0}, {0}[1:])]',
-       lambda xs: [xs[i] + xs[i + 1] for i in range(len(xs) - 1)], _XS, ('xs',), ('pair_sums', 'neighbour_sums')),
-    _V('returns a list where each element of {0} is multiplied by its index', 'return [i * x for i, x in enumerate({0})]',
+    _V('returns a list of the sums of each pair of neighbouring elements of {0}',
+       'return [a + b for a, b in zip({0}, {0}[1:])]',
+       lambda xs: [xs[i] + xs[i + 1] for i in range(len(xs) - 1)], _XS, ('xs',),
+       ('pair_sums', 'neighbour_sums')),
+    _V('returns a list where each element of {0} is multiplied by its index',
+       'return [i * x for i, x in enumerate({0})]',
        lambda xs: [xs[i] * i for i in range(len(xs))], _XS, ('xs',), ('times_index', 'weighted')),
-    _V('returns a list of the differences between each element of {0} and the one before it', 'return [b - a for a, b in zip({0}, {0}[1:])]',
+    _V('returns a list of the differences between each element of {0} and the one before it',
+       'return [b - a for a, b in zip({0}, {0}[1:])]',
        lambda xs: [xs[i + 1] - xs[i] for i in range(len(xs) - 1)], _XS, ('xs',), ('differences', 'steps'))))
 
-_register('list_filter', 'lists', '1: positives, evens, odds · 2: compare with or divide by a constant · 3: repeats, positions, ranges', (
-    _V('returns the elements of {0} that are greater than 0, in order', 'return [x for x in {0} if x > 0]', lambda xs: list(filter(lambda x: x > 0, xs)),
+# %% ../../nbs/12_domains.code.ipynb #78c7c169
+_register('list_filter', 'lists',
+          '1: positives, evens, odds · 2: compare with or divide by a constant · 3: repeats, positions, '
+          'ranges', (
+    _V('returns the elements of {0} that are greater than 0, in order', 'return [x for x in {0} if x > 0]',
+       lambda xs: list(filter(lambda x: x > 0, xs)),
        _XS, ('xs',), ('positives', 'keep_positive')),
-    _V('returns the even elements of {0}, in order', 'return [x for x in {0} if x % 2 == 0]', lambda xs: list(filter(lambda x: not x & 1, xs)),
+    _V('returns the even elements of {0}, in order', 'return [x for x in {0} if x % 2 == 0]',
+       lambda xs: list(filter(lambda x: not x & 1, xs)),
        _XS, ('xs',), ('evens', 'keep_even')),
-    _V('returns the odd elements of {0}, in order', 'return [x for x in {0} if x % 2 == 1]', lambda xs: list(filter(lambda x: x & 1, xs)),
+    _V('returns the odd elements of {0}, in order', 'return [x for x in {0} if x % 2 == 1]',
+       lambda xs: list(filter(lambda x: x & 1, xs)),
        _XS, ('xs',), ('odds', 'keep_odd'))), (
-    _V('returns the elements of {0} that are greater than {k}, in order', 'return [x for x in {0} if x > {k}]',
+    _V('returns the elements of {0} that are greater than {k}, in order',
+       'return [x for x in {0} if x > {k}]',
        lambda xs, k: list(filter(lambda x: x > k, xs)), _XS, ('xs',), ('above', 'greater_than'), _K(-3, 5)),
-    _V('returns the elements of {0} that are divisible by {k}, in order', 'return [x for x in {0} if x % {k} == 0]',
-       lambda xs, k: list(filter(lambda x: x == x // k * k, xs)), _XS, ('xs',), ('multiples', 'divisible'), _K(3, 5)),
-    _V('returns {0} without the elements equal to {k}', 'return [x for x in {0} if x != {k}]', lambda xs, k: list(filter(lambda x: x - k, xs)),
+    _V('returns the elements of {0} that are divisible by {k}, in order',
+       'return [x for x in {0} if x % {k} == 0]',
+       lambda xs, k: list(filter(lambda x: x == x // k * k, xs)), _XS, ('xs',),
+       ('multiples', 'divisible'), _K(3, 5)),
+    _V('returns {0} without the elements equal to {k}', 'return [x for x in {0} if x != {k}]', lambda xs,
+       k: list(filter(lambda x: x - k, xs)),
        lambda r: (_ints(r, v=3),), ('xs',), ('without', 'drop_value'), _K(-2, 2))), (
-    _V('returns the elements of {0} without repeats, keeping the first of each, in order', 'return list(dict.fromkeys({0}))',
-       lambda xs: [x for i, x in enumerate(xs) if x not in xs[:i]], lambda r: (_ints(r, v=4),), ('xs',), ('dedupe', 'unique')),
-    _V('returns the elements of {0} at even positions (0, 2, 4, ...)', 'return {0}[::2]', lambda xs: [xs[i] for i in range(0, len(xs), 2)],
+    _V('returns the elements of {0} without repeats, keeping the first of each, in order',
+       'return list(dict.fromkeys({0}))',
+       lambda xs: [x for i, x in enumerate(xs) if x not in xs[:i]], lambda r: (_ints(r, v=4),), ('xs',),
+       ('dedupe', 'unique')),
+    _V('returns the elements of {0} at even positions (0, 2, 4, ...)', 'return {0}[::2]',
+       lambda xs: [xs[i] for i in range(0, len(xs), 2)],
        _XS, ('xs',), ('even_positions', 'every_other')),
-    _V('returns the elements of {0} between {lo} and {hi} inclusive, in order', 'return [x for x in {0} if {lo} <= x <= {hi}]',
-       lambda xs, lo, hi: list(filter(lambda x: x >= lo and x <= hi, xs)), _XS, ('xs',), ('in_range', 'between'),
+    _V('returns the elements of {0} between {lo} and {hi} inclusive, in order',
+       'return [x for x in {0} if {lo} <= x <= {hi}]',
+       lambda xs, lo, hi: list(filter(lambda x: x >= lo and x <= hi, xs)), _XS, ('xs',),
+       ('in_range', 'between'),
        lambda r: dict(zip(('lo', 'hi'), sorted(r.sample(range(-6, 7), 2)))))))
 
 # %% ../../nbs/12_domains.code.ipynb #e84391e0
 _N = lambda lo, hi: (lambda r: (r.randint(lo, hi),))
-_NM = lambda r: (r.randint(-20, 20), r.randint(-20, 20))
-_register('formulas', 'arithmetic', '1: one operation with a constant · 2: two operations · 3: two parameters', (
-    _V('returns {0} plus {k}', 'return {0} + {k}', lambda n, k: k + n, _N(-50, 50), ('n',), ('add', 'plus'), _K(1, 99)),
-    _V('returns {0} times {k}', 'return {0} * {k}', lambda n, k: k * n, _N(-50, 50), ('n',), ('times', 'multiply'), _K(2, 12)),
-    _V('returns {0} minus {k}', 'return {0} - {k}', lambda n, k: -k + n, _N(-50, 50), ('n',), ('minus', 'subtract'), _K(1, 99))), (
-    _V('returns {k} times {0} plus {j}', 'return {k} * {0} + {j}', lambda n, k, j: n * k + j, _N(-20, 20), ('n',), ('linear', 'affine'),
-       lambda r: {'k': r.randint(2, 9), 'j': r.randint(1, 20)}),
-    _V('returns the square of {0} minus {k}', 'return {0} * {0} - {k}', lambda n, k: n ** 2 - k, _N(-20, 20), ('n',), ('square_minus', 'sq_shift'), _K(1, 20)),
-    _V('returns {0} times itself plus {0}', 'return {0} * {0} + {0}', lambda n: n * (n + 1), _N(-20, 20), ('n',), ('oblong', 'sq_plus'))), (
-    _V('returns the sum of the squares of {0} and {1}', 'return {0} * {0} + {1} * {1}', lambda a, b: a ** 2 + b ** 2, _NM, ('n', 'm'), ('sum_squares', 'norm2')),
-    _V('returns the product of {0} and {1} minus their sum', 'return {0} * {1} - ({0} + {1})', lambda a, b: a * b - a - b, _NM, ('n', 'm'), ('prod_minus_sum', 'mix')),
-    _V('returns the average of {0} and {1}, rounded down', 'return ({0} + {1}) // 2', lambda a, b: (a + b) // 2, _NM, ('n', 'm'), ('mean2', 'midpoint'))))
 
-_register('number_theory', 'arithmetic', '1: parity, divisibility, remainders · 2: digits and integer division · 3: digit sums, primes, divisors', (
-    _V('returns True if {0} is even, else False', 'return {0} % 2 == 0', lambda n: n & 1 == 0, _N(-30, 30), ('n',), ('is_even', 'even')),
-    _V('returns True if {0} is divisible by {k}, else False', 'return {0} % {k} == 0', lambda n, k: n // k * k == n, _N(0, 60), ('n',), ('divides', 'is_multiple'), _K(2, 9)),
-    _V('returns the remainder of {0} divided by {k}', 'return {0} % {k}', lambda n, k: n - n // k * k, _N(0, 99), ('n',), ('remainder', 'mod'), _K(2, 9))), (
-    _V('returns the last digit of {0}', 'return {0} % 10', lambda n: int(str(n)[-1]), _N(0, 9999), ('n',), ('last_digit', 'units')),
-    _V('returns {0} divided by {k}, rounded down', 'return {0} // {k}', lambda n, k: int(n / k) if n >= 0 else -(-n // k), _N(0, 999), ('n',), ('div_floor', 'quotient'), _K(2, 12)),
-    _V('returns the number of digits of {0}', 'return len(str({0}))', lambda n: len(f'{n:d}'), _N(0, 99999), ('n',), ('num_digits', 'digits'))), (
-    _V('returns the sum of the digits of {0}', 'return sum(int(d) for d in str({0}))', lambda n: sum(map(int, f'{n}')),
+_NM = lambda r: (r.randint(-20, 20), r.randint(-20, 20))
+
+# %% ../../nbs/12_domains.code.ipynb #d38a25e0
+_register('formulas', 'arithmetic',
+          '1: one operation with a constant · 2: two operations · 3: two parameters', (
+    _V('returns {0} plus {k}', 'return {0} + {k}', lambda n, k: k + n, _N(-50, 50), ('n',),
+       ('add', 'plus'), _K(1, 99)),
+    _V('returns {0} times {k}', 'return {0} * {k}', lambda n, k: k * n, _N(-50, 50), ('n',),
+       ('times', 'multiply'), _K(2, 12)),
+    _V('returns {0} minus {k}', 'return {0} - {k}', lambda n, k: -k + n, _N(-50, 50), ('n',),
+       ('minus', 'subtract'), _K(1, 99))), (
+    _V('returns {k} times {0} plus {j}', 'return {k} * {0} + {j}', lambda n, k, j: n * k + j, _N(-20, 20),
+       ('n',), ('linear', 'affine'),
+       lambda r: {'k': r.randint(2, 9), 'j': r.randint(1, 20)}),
+    _V('returns the square of {0} minus {k}', 'return {0} * {0} - {k}', lambda n, k: n ** 2 - k, _N(-20, 20),
+       ('n',), ('square_minus', 'sq_shift'), _K(1, 20)),
+    _V('returns {0} times itself plus {0}', 'return {0} * {0} + {0}', lambda n: n * (n + 1), _N(-20, 20),
+       ('n',), ('oblong', 'sq_plus'))), (
+    _V('returns the sum of the squares of {0} and {1}', 'return {0} * {0} + {1} * {1}', lambda a,
+       b: a ** 2 + b ** 2, _NM, ('n', 'm'), ('sum_squares', 'norm2')),
+    _V('returns the product of {0} and {1} minus their sum', 'return {0} * {1} - ({0} + {1})', lambda a,
+       b: a * b - a - b, _NM, ('n', 'm'), ('prod_minus_sum', 'mix')),
+    _V('returns the average of {0} and {1}, rounded down', 'return ({0} + {1}) // 2', lambda a,
+       b: (a + b) // 2, _NM, ('n', 'm'), ('mean2', 'midpoint'))))
+
+# %% ../../nbs/12_domains.code.ipynb #a512d2b3
+_register('number_theory', 'arithmetic',
+          '1: parity, divisibility, remainders · 2: digits and integer division · 3: digit sums, primes, '
+          'divisors', (
+    _V('returns True if {0} is even, else False', 'return {0} % 2 == 0', lambda n: n & 1 == 0, _N(-30, 30),
+       ('n',), ('is_even', 'even')),
+    _V('returns True if {0} is divisible by {k}, else False', 'return {0} % {k} == 0', lambda n,
+       k: n // k * k == n, _N(0, 60), ('n',), ('divides', 'is_multiple'), _K(2, 9)),
+    _V('returns the remainder of {0} divided by {k}', 'return {0} % {k}', lambda n, k: n - n // k * k,
+       _N(0, 99), ('n',), ('remainder', 'mod'), _K(2, 9))), (
+    _V('returns the last digit of {0}', 'return {0} % 10', lambda n: int(str(n)[-1]), _N(0, 9999), ('n',),
+       ('last_digit', 'units')),
+    _V('returns {0} divided by {k}, rounded down', 'return {0} // {k}', lambda n, k: int(n / k) if n >= 0
+       else -(-n // k), _N(0, 999), ('n',), ('div_floor', 'quotient'), _K(2, 12)),
+    _V('returns the number of digits of {0}', 'return len(str({0}))', lambda n: len(f'{n:d}'), _N(0, 99999),
+       ('n',), ('num_digits', 'digits'))), (
+    _V('returns the sum of the digits of {0}', 'return sum(int(d) for d in str({0}))',
+       lambda n: sum(map(int, f'{n}')),
        _N(0, 99999), ('n',), ('digit_sum', 'sum_digits')),
-    _V('returns True if {0} is a prime number, else False', 'return {0} > 1 and all({0} % d for d in range(2, {0}))',
-       lambda n: n > 1 and not [d for d in range(2, int(n ** .5) + 1) if n % d == 0], _N(0, 60), ('n',), ('is_prime', 'prime')),
+    _V('returns True if {0} is a prime number, else False',
+       'return {0} > 1 and all({0} % d for d in range(2, {0}))',
+       lambda n: n > 1 and not [d for d in range(2, int(n ** .5) + 1) if n % d == 0], _N(0, 60), ('n',),
+       ('is_prime', 'prime')),
     _V('returns the number of divisors of {0}', 'return sum({0} % d == 0 for d in range(1, {0} + 1))',
-       lambda n: len([d for d in range(1, n + 1) if n % d == 0]), _N(1, 60), ('n',), ('num_divisors', 'divisor_count'))))
+       lambda n: len([d for d in range(1, n + 1) if n % d == 0]), _N(1, 60), ('n',),
+       ('num_divisors', 'divisor_count'))))
 
 # %% ../../nbs/12_domains.code.ipynb #2fb0d54a
-_register('compare', 'conditionals', '1: larger or smaller of two · 2: absolute value, clamping · 3: several branches', (
-    _V('returns the larger of {0} and {1}', 'return {0} if {0} > {1} else {1}', lambda a, b: max(a, b), _NM, ('n', 'm'), ('larger', 'bigger')),
-    _V('returns the smaller of {0} and {1}', 'return {0} if {0} < {1} else {1}', lambda a, b: min(a, b), _NM, ('n', 'm'), ('smaller', 'lesser'))), (
-    _V('returns the absolute value of {0}, without using abs', 'return {0} if {0} >= 0 else -{0}', lambda n: abs(n), _N(-30, 30), ('n',), ('magnitude', 'absolute')),
-    _V('returns {0} limited to the range {lo} to {hi}', 'return min(max({0}, {lo}), {hi})', lambda n, lo, hi: lo if n < lo else hi if n > hi else n,
-       _N(-20, 20), ('n',), ('clamp', 'limit'), lambda r: dict(zip(('lo', 'hi'), sorted(r.sample(range(-10, 11), 2)))))), (
-    _V("returns 'negative', 'zero' or 'positive', the sign of {0}", "return 'negative' if {0} < 0 else 'zero' if {0} == 0 else 'positive'",
-       lambda n: ['zero', 'positive', 'negative'][(n > 0) - (n < 0)], _N(-3, 3), ('n',), ('sign_word', 'describe_sign')),
+_register('compare', 'conditionals',
+          '1: larger or smaller of two · 2: absolute value, clamping · 3: several branches', (
+    _V('returns the larger of {0} and {1}', 'return {0} if {0} > {1} else {1}', lambda a, b: max(a, b), _NM,
+       ('n', 'm'), ('larger', 'bigger')),
+    _V('returns the smaller of {0} and {1}', 'return {0} if {0} < {1} else {1}', lambda a, b: min(a, b), _NM,
+       ('n', 'm'), ('smaller', 'lesser'))), (
+    _V('returns the absolute value of {0}, without using abs', 'return {0} if {0} >= 0 else -{0}',
+       lambda n: abs(n), _N(-30, 30), ('n',), ('magnitude', 'absolute')),
+    _V('returns {0} limited to the range {lo} to {hi}', 'return min(max({0}, {lo}), {hi})', lambda n, lo,
+       hi: lo if n < lo else hi if n > hi else n,
+       _N(-20, 20), ('n',), ('clamp', 'limit'),
+       lambda r: dict(zip(('lo', 'hi'), sorted(r.sample(range(-10, 11), 2)))))), (
+    _V("returns 'negative', 'zero' or 'positive', the sign of {0}",
+       "return 'negative' if {0} < 0 else 'zero' if {0} == 0 else 'positive'",
+       lambda n: ['zero', 'positive', 'negative'][(n > 0) - (n < 0)], _N(-3, 3), ('n',),
+       ('sign_word', 'describe_sign')),
     _V("returns 'FizzBuzz' if {0} is divisible by 15, 'Fizz' if by 3, 'Buzz' if by 5, else {0} as a string",
-       "return 'FizzBuzz' if {0} % 15 == 0 else 'Fizz' if {0} % 3 == 0 else 'Buzz' if {0} % 5 == 0 else str({0})",
-       lambda n: ('Fizz' * (n % 3 == 0) + 'Buzz' * (n % 5 == 0)) or str(n), _N(1, 45), ('n',), ('fizzbuzz', 'fizz'))))
+       "return 'FizzBuzz' if {0} % 15 == 0 else 'Fizz' if {0} % 3 == 0 else 'Buzz' if {0} % 5 == 0 else "
+       "str({0})",
+       lambda n: ('Fizz' * (n % 3 == 0) + 'Buzz' * (n % 5 == 0)) or str(n), _N(1, 45), ('n',),
+       ('fizzbuzz', 'fizz'))))
 
-_register('predicates', 'conditionals', '1: compare with a constant · 2: ranges, either/or · 3: compound rules', (
-    _V('returns True if {0} is greater than {k}, else False', 'return {0} > {k}', lambda n, k: k < n, _N(-10, 10), ('n',), ('above', 'exceeds'), _K(-5, 5)),
-    _V('returns True if {0} is negative, else False', 'return {0} < 0', lambda n: n <= -1, _N(-5, 5), ('n',), ('is_negative', 'below_zero'))), (
-    _V('returns True if {0} is between {lo} and {hi} inclusive, else False', 'return {lo} <= {0} <= {hi}', lambda n, lo, hi: n in range(lo, hi + 1),
-       _N(-10, 10), ('n',), ('in_range', 'within'), lambda r: dict(zip(('lo', 'hi'), sorted(r.sample(range(-8, 9), 2))))),
-    _V('returns True if {0} is divisible by {k} or by {j}, else False', 'return {0} % {k} == 0 or {0} % {j} == 0',
+# %% ../../nbs/12_domains.code.ipynb #5b046ae2
+_register('predicates', 'conditionals',
+          '1: compare with a constant · 2: ranges, either/or · 3: compound rules', (
+    _V('returns True if {0} is greater than {k}, else False', 'return {0} > {k}', lambda n, k: k < n,
+       _N(-10, 10), ('n',), ('above', 'exceeds'), _K(-5, 5)),
+    _V('returns True if {0} is negative, else False', 'return {0} < 0', lambda n: n <= -1, _N(-5, 5), ('n',),
+       ('is_negative', 'below_zero'))), (
+    _V('returns True if {0} is between {lo} and {hi} inclusive, else False', 'return {lo} <= {0} <= {hi}',
+       lambda n, lo, hi: n in range(lo, hi + 1),
+       _N(-10, 10), ('n',), ('in_range', 'within'),
+       lambda r: dict(zip(('lo', 'hi'), sorted(r.sample(range(-8, 9), 2))))),
+    _V('returns True if {0} is divisible by {k} or by {j}, else False',
+       'return {0} % {k} == 0 or {0} % {j} == 0',
        lambda n, k, j: not (n % k and n % j), _N(0, 40), ('n',), ('either_divides', 'div_either'),
        lambda r: dict(zip(('k', 'j'), r.sample(range(2, 8), 2))))), (
-    _V('returns True if the year {0} is a leap year (divisible by 4, except centuries not divisible by 400), else False',
-       'return {0} % 4 == 0 and ({0} % 100 != 0 or {0} % 400 == 0)', lambda y: y % 400 == 0 or (y % 4 == 0 and y % 100 > 0),
-       lambda r: (r.choice([r.randint(1890, 2030), r.choice([1800, 1900, 2000, 2100, 2400])]),), ('n',), ('is_leap', 'leap_year')),
-    _V('returns True if {0} and {1} are both even or both odd, else False', 'return {0} % 2 == {1} % 2', lambda a, b: (a + b) % 2 == 0, _NM,
+    _V('returns True if the year {0} is a leap year (divisible by 4, except centuries not divisible by '
+       '400), else False',
+       'return {0} % 4 == 0 and ({0} % 100 != 0 or {0} % 400 == 0)', lambda y: y % 400 == 0
+       or (y % 4 == 0 and y % 100 > 0),
+       lambda r: (r.choice([r.randint(1890, 2030), r.choice([1800, 1900, 2000, 2100, 2400])]),), ('n',),
+       ('is_leap', 'leap_year')),
+    _V('returns True if {0} and {1} are both even or both odd, else False', 'return {0} % 2 == {1} % 2',
+       lambda a, b: (a + b) % 2 == 0, _NM,
        ('n', 'm'), ('same_parity', 'parity_match'))))
 
 # %% ../../nbs/12_domains.code.ipynb #ec042771
@@ -236,69 +362,117 @@ def _fib(n):
     while len(f) <= n: f.append(f[-1] + f[-2])
     return f[n]
 
-_register('accumulate', 'loops', '1: sum or count · 2: sums of squares or ranges, products · 3: running totals, factorials, Fibonacci', (
-    _V('returns the sum of the elements of {0}', 'return sum({0})', lambda xs: sum(x for x in xs), _XS, ('xs',), ('total', 'add_all')),
-    _V('returns the number of elements of {0}', 'return len({0})', lambda xs: sum(1 for _ in xs), _XS, ('xs',), ('count', 'size'))), (
-    _V('returns the sum of the squares of the elements of {0}', 'return sum(x * x for x in {0})', lambda xs: sum(map(lambda x: x ** 2, xs)),
+# %% ../../nbs/12_domains.code.ipynb #854ce0bd
+_register('accumulate', 'loops',
+          '1: sum or count · 2: sums of squares or ranges, products · 3: running totals, factorials, '
+          'Fibonacci', (
+    _V('returns the sum of the elements of {0}', 'return sum({0})', lambda xs: sum(x for x in xs), _XS,
+       ('xs',), ('total', 'add_all')),
+    _V('returns the number of elements of {0}', 'return len({0})', lambda xs: sum(1 for _ in xs), _XS,
+       ('xs',), ('count', 'size'))), (
+    _V('returns the sum of the squares of the elements of {0}', 'return sum(x * x for x in {0})',
+       lambda xs: sum(map(lambda x: x ** 2, xs)),
        _XS, ('xs',), ('sum_squares', 'energy')),
-    _V('returns the sum of the integers from 1 to {0}', 'return sum(range(1, {0} + 1))', lambda n: n * (n + 1) // 2, _N(0, 100), ('n',), ('triangle', 'sum_to')),
-    _V('returns the product of the elements of {0}', 'p = 1\nfor x in {0}:\n    p *= x\nreturn p', _product, lambda r: (_ints(r, 0, 5, 5),),
+    _V('returns the sum of the integers from 1 to {0}', 'return sum(range(1, {0} + 1))',
+       lambda n: n * (n + 1) // 2, _N(0, 100), ('n',), ('triangle', 'sum_to')),
+    _V('returns the product of the elements of {0}', 'p = 1\nfor x in {0}:\n    p *= x\nreturn p', _product,
+       lambda r: (_ints(r, 0, 5, 5),),
        ('xs',), ('product', 'multiply_all'))), (
-    _V('returns the running totals of {0} (the i-th is the sum of the first i+1 elements)', 'return [sum({0}[:i + 1]) for i in range(len({0}))]',
-       lambda xs: [sum(xs[:i]) + x for i, x in enumerate(xs)], _XS, ('xs',), ('running_totals', 'prefix_sums')),
-    _V('returns the factorial of {0}', 'p = 1\nfor i in range(2, {0} + 1):\n    p *= i\nreturn p', lambda n: _product(range(1, n + 1)), _N(0, 12),
+    _V('returns the running totals of {0} (the i-th is the sum of the first i+1 elements)',
+       'return [sum({0}[:i + 1]) for i in range(len({0}))]',
+       lambda xs: [sum(xs[:i]) + x for i, x in enumerate(xs)], _XS, ('xs',),
+       ('running_totals', 'prefix_sums')),
+    _V('returns the factorial of {0}', 'p = 1\nfor i in range(2, {0} + 1):\n    p *= i\nreturn p',
+       lambda n: _product(range(1, n + 1)), _N(0, 12),
        ('n',), ('factorial', 'fact')),
-    _V('returns the {0}-th Fibonacci number (counting 0, 1, 1, 2, 3, ... from 0)', 'a, b = 0, 1\nfor _ in range({0}):\n    a, b = b, a + b\nreturn a',
+    _V('returns the {0}-th Fibonacci number (counting 0, 1, 1, 2, 3, ... from 0)',
+       'a, b = 0, 1\nfor _ in range({0}):\n    a, b = b, a + b\nreturn a',
        _fib, _N(0, 30), ('n',), ('fib', 'fibonacci'))))
 
-_register('count_loops', 'loops', '1: count positives or evens · 2: count a value, or values above a constant · 3: count by comparing neighbours or lengths', (
-    _V('returns how many elements of {0} are greater than 0', 'return sum(1 for x in {0} if x > 0)', lambda xs: len([x for x in xs if x >= 1]),
+# %% ../../nbs/12_domains.code.ipynb #9b052292
+_register('count_loops', 'loops',
+          '1: count positives or evens · 2: count a value, or values above a constant · 3: count by '
+          'comparing neighbours or lengths', (
+    _V('returns how many elements of {0} are greater than 0', 'return sum(1 for x in {0} if x > 0)',
+       lambda xs: len([x for x in xs if x >= 1]),
        _XS, ('xs',), ('count_positive', 'num_positive')),
-    _V('returns how many elements of {0} are even', 'return sum(1 for x in {0} if x % 2 == 0)', lambda xs: len([x for x in xs if not x & 1]),
+    _V('returns how many elements of {0} are even', 'return sum(1 for x in {0} if x % 2 == 0)',
+       lambda xs: len([x for x in xs if not x & 1]),
        _XS, ('xs',), ('count_even', 'num_even'))), (
-    _V('returns how many times {k} occurs in {0}', 'return {0}.count({k})', lambda xs, k: sum(x == k for x in xs), lambda r: (_ints(r, v=3),),
+    _V('returns how many times {k} occurs in {0}', 'return {0}.count({k})', lambda xs,
+       k: sum(x == k for x in xs), lambda r: (_ints(r, v=3),),
        ('xs',), ('count_value', 'occurrences'), _K(-2, 2)),
-    _V('returns how many elements of {0} are greater than {k}', 'return sum(1 for x in {0} if x > {k})', lambda xs, k: len([x for x in xs if x > k]),
+    _V('returns how many elements of {0} are greater than {k}', 'return sum(1 for x in {0} if x > {k})',
+       lambda xs, k: len([x for x in xs if x > k]),
        _XS, ('xs',), ('count_above', 'num_above'), _K(-3, 5))), (
-    _V('returns how many elements of {0} are larger than the element before them', 'return sum(b > a for a, b in zip({0}, {0}[1:]))',
-       lambda xs: len([i for i in range(1, len(xs)) if xs[i] > xs[i - 1]]), _XS, ('xs',), ('count_rises', 'increases')),
-    _V('returns how many words in {0} have more than {k} letters', 'return sum(len(w) > {k} for w in {0})', lambda ws, k: len([w for w in ws if len(w) > k]),
+    _V('returns how many elements of {0} are larger than the element before them',
+       'return sum(b > a for a, b in zip({0}, {0}[1:]))',
+       lambda xs: len([i for i in range(1, len(xs)) if xs[i] > xs[i - 1]]), _XS, ('xs',),
+       ('count_rises', 'increases')),
+    _V('returns how many words in {0} have more than {k} letters', 'return sum(len(w) > {k} for w in {0})',
+       lambda ws, k: len([w for w in ws if len(w) > k]),
        lambda r: (_words(r),), ('ws',), ('count_long', 'long_words'), _K(1, 3))))
 
 # %% ../../nbs/12_domains.code.ipynb #9c5b40d4
 _DISTINCT2 = lambda r: (r.sample(range(-9, 10), 2) + _ints(r, 0, 5),)
-_register('sorting', 'sorting_searching', '1: sort up or down · 2: sort by a key · 3: the k largest, the median, the second largest', (
-    _V('returns the elements of {0} sorted from smallest to largest', 'return sorted({0})', lambda xs: sorted(xs, key=lambda x: -x)[::-1], _XS, ('xs',), ('sort_up', 'ascending')),
-    _V('returns the elements of {0} sorted from largest to smallest', 'return sorted({0}, reverse=True)', lambda xs: sorted(xs)[::-1], _XS, ('xs',), ('sort_down', 'descending'))), (
-    _V('returns the words of {0} sorted by length, shortest first (ties keep their order)', 'return sorted({0}, key=len)',
-       lambda ws: [w for n in range(6) for w in ws if len(w) == n], lambda r: (_words(r),), ('ws',), ('by_length', 'short_first')),
-    _V('returns the elements of {0} sorted by absolute value, smallest first (ties keep their order)', 'return sorted({0}, key=abs)',
+
+# %% ../../nbs/12_domains.code.ipynb #fff53d57
+_register('sorting', 'sorting_searching',
+          '1: sort up or down · 2: sort by a key · 3: the k largest, the median, the second largest', (
+    _V('returns the elements of {0} sorted from smallest to largest', 'return sorted({0})',
+       lambda xs: sorted(xs, key=lambda x: -x)[::-1], _XS, ('xs',), ('sort_up', 'ascending')),
+    _V('returns the elements of {0} sorted from largest to smallest', 'return sorted({0}, reverse=True)',
+       lambda xs: sorted(xs)[::-1], _XS, ('xs',), ('sort_down', 'descending'))), (
+    _V('returns the words of {0} sorted by length, shortest first (ties keep their order)',
+       'return sorted({0}, key=len)',
+       lambda ws: [w for n in range(6) for w in ws if len(w) == n], lambda r: (_words(r),), ('ws',),
+       ('by_length', 'short_first')),
+    _V('returns the elements of {0} sorted by absolute value, smallest first (ties keep their order)',
+       'return sorted({0}, key=abs)',
        lambda xs: [x for a in range(10) for x in xs if abs(x) == a], _XS, ('xs',), ('by_size', 'by_abs')),
-    _V('returns the words of {0} in alphabetical order', 'return sorted({0})', lambda ws: sorted(ws, key=lambda w: [ord(c) for c in w]),
+    _V('returns the words of {0} in alphabetical order', 'return sorted({0})',
+       lambda ws: sorted(ws, key=lambda w: [ord(c) for c in w]),
        lambda r: (_words(r),), ('ws',), ('alphabetical', 'sort_words'))), (
-    _V('returns the {k} largest elements of {0}, from largest to smallest', 'return sorted({0}, reverse=True)[:{k}]',
+    _V('returns the {k} largest elements of {0}, from largest to smallest',
+       'return sorted({0}, reverse=True)[:{k}]',
        lambda xs, k: sorted(xs)[::-1][:k], _XS, ('xs',), ('top_k', 'largest'), _K(1, 3)),
-    _V('returns the middle element of {0} after sorting ({0} has an odd length)', 'return sorted({0})[len({0}) // 2]',
-       lambda xs: sorted(xs)[(len(xs) - 1) // 2], lambda r: ([r.randint(-9, 9) for _ in range(r.choice([1, 3, 5, 7]))],), ('xs',), ('median', 'middle')),
-    _V('returns the second largest distinct value in {0}', 'return sorted(set({0}))[-2]', lambda xs: max(x for x in xs if x != max(xs)),
+    _V('returns the middle element of {0} after sorting ({0} has an odd length)',
+       'return sorted({0})[len({0}) // 2]',
+       lambda xs: sorted(xs)[(len(xs) - 1) // 2],
+       lambda r: ([r.randint(-9, 9) for _ in range(r.choice([1, 3, 5, 7]))],), ('xs',), ('median', 'middle')),
+    _V('returns the second largest distinct value in {0}', 'return sorted(set({0}))[-2]',
+       lambda xs: max(x for x in xs if x != max(xs)),
        _DISTINCT2, ('xs',), ('second_largest', 'runner_up'))))
 
-_register('searching', 'sorting_searching', '1: largest or smallest · 2: find a value · 3: positions of extremes, first or last matches', (
-    _V('returns the largest element of {0}', 'return max({0})', lambda xs: sorted(xs)[-1], lambda r: (_ints(r, 1),), ('xs',), ('biggest', 'maximum')),
-    _V('returns the smallest element of {0}', 'return min({0})', lambda xs: sorted(xs)[0], lambda r: (_ints(r, 1),), ('xs',), ('smallest', 'minimum'))), (
-    _V('returns the index of the first {k} in {0}, or -1 if there is none', 'return {0}.index({k}) if {k} in {0} else -1',
-       lambda xs, k: next((i for i, x in enumerate(xs) if x == k), -1), lambda r: (_ints(r, v=3),), ('xs',), ('find', 'index_of'), _K(-2, 2)),
-    _V('returns True if {k} is in {0}, else False', 'return {k} in {0}', lambda xs, k: any(x == k for x in xs), lambda r: (_ints(r, v=4),),
+# %% ../../nbs/12_domains.code.ipynb #2708d3e1
+_register('searching', 'sorting_searching',
+          '1: largest or smallest · 2: find a value · 3: positions of extremes, first or last matches', (
+    _V('returns the largest element of {0}', 'return max({0})', lambda xs: sorted(xs)[-1],
+       lambda r: (_ints(r, 1),), ('xs',), ('biggest', 'maximum')),
+    _V('returns the smallest element of {0}', 'return min({0})', lambda xs: sorted(xs)[0],
+       lambda r: (_ints(r, 1),), ('xs',), ('smallest', 'minimum'))), (
+    _V('returns the index of the first {k} in {0}, or -1 if there is none',
+       'return {0}.index({k}) if {k} in {0} else -1',
+       lambda xs, k: next((i for i, x in enumerate(xs) if x == k), -1), lambda r: (_ints(r, v=3),), ('xs',),
+       ('find', 'index_of'), _K(-2, 2)),
+    _V('returns True if {k} is in {0}, else False', 'return {k} in {0}', lambda xs,
+       k: any(x == k for x in xs), lambda r: (_ints(r, v=4),),
        ('xs',), ('contains', 'has_value'), _K(-3, 3))), (
     _V('returns the index of the first largest element of {0}', 'return {0}.index(max({0}))',
-       lambda xs: min(i for i, x in enumerate(xs) if x == max(xs)), lambda r: (_ints(r, 1, 7, 4),), ('xs',), ('argmax', 'where_max')),
-    _V('returns the first element of {0} greater than {k}, or None if there is none', 'return next((x for x in {0} if x > {k}), None)',
-       lambda xs, k: ([x for x in xs if x > k] + [None])[0], _XS, ('xs',), ('first_above', 'find_above'), _K(0, 6)),
-    _V('returns the index of the last {k} in {0}, or -1 if there is none', 'return max((i for i, x in enumerate({0}) if x == {k}), default=-1)',
-       lambda xs, k: ([i for i, x in enumerate(xs) if x == k] or [-1])[-1], lambda r: (_ints(r, v=3),), ('xs',), ('rfind', 'last_index'), _K(-2, 2))))
+       lambda xs: min(i for i, x in enumerate(xs) if x == max(xs)), lambda r: (_ints(r, 1, 7, 4),), ('xs',),
+       ('argmax', 'where_max')),
+    _V('returns the first element of {0} greater than {k}, or None if there is none',
+       'return next((x for x in {0} if x > {k}), None)',
+       lambda xs, k: ([x for x in xs if x > k] + [None])[0], _XS, ('xs',),
+       ('first_above', 'find_above'), _K(0, 6)),
+    _V('returns the index of the last {k} in {0}, or -1 if there is none',
+       'return max((i for i, x in enumerate({0}) if x == {k}), default=-1)',
+       lambda xs, k: ([i for i, x in enumerate(xs) if x == k] or [-1])[-1], lambda r: (_ints(r, v=3),),
+       ('xs',), ('rfind', 'last_index'), _K(-2, 2))))
 
 # %% ../../nbs/12_domains.code.ipynb #73a7079f
 _D = lambda r: ({_word(r, 1, 3, 'abc'): r.randint(0, 9) for _ in range(r.randint(0, 5))},)
+
 _D1 = lambda r: ({_word(r, 1, 3, 'abc'): r.randint(0, 9) for _ in range(r.randint(1, 5))},)
 
 def _group(ws):
@@ -306,33 +480,59 @@ def _group(ws):
     for w in ws: out[w[0]] = out.get(w[0], []) + [w]
     return out
 
-_register('counting', 'dicts_counting', '1: distinct values, letter counts · 2: the most common, word counts · 3: singletons, duplicates, grouping', (
-    _V('returns the number of distinct values in {0}', 'return len(set({0}))', lambda xs: len([x for i, x in enumerate(xs) if x not in xs[:i]]),
+# %% ../../nbs/12_domains.code.ipynb #86239041
+_register('counting', 'dicts_counting',
+          '1: distinct values, letter counts · 2: the most common, word counts · 3: singletons, duplicates, '
+          'grouping', (
+    _V('returns the number of distinct values in {0}', 'return len(set({0}))',
+       lambda xs: len([x for i, x in enumerate(xs) if x not in xs[:i]]),
        lambda r: (_ints(r, v=4),), ('xs',), ('num_distinct', 'distinct')),
-    _V('returns a dictionary mapping each character of {0} to how many times it occurs', 'return {{c: {0}.count(c) for c in {0}}}',
-       lambda s: {c: sum(x == c for x in s) for c in sorted(set(s), key=s.index)}, lambda r: (_word(r, 0, 8, 'abcd'),), ('s',), ('letter_counts', 'char_freq'))), (
-    _V('returns the character that occurs most often in {0} (on a tie, the one that appears first)', 'return max({0}, key={0}.count)',
-       lambda s: sorted(s, key=lambda c: (-s.count(c), s.index(c)))[0], lambda r: (_word(r, 1, 8, 'abcd'),), ('s',), ('most_common', 'mode_char')),
-    _V('returns a dictionary mapping each word in {0} to how many times it occurs', 'return {{w: {0}.count(w) for w in {0}}}',
-       lambda ws: {w: sum(x == w for x in ws) for w in sorted(set(ws), key=ws.index)}, lambda r: ([_word(r, 1, 2, 'ab') for _ in range(r.randint(0, 6))],),
+    _V('returns a dictionary mapping each character of {0} to how many times it occurs',
+       'return {{c: {0}.count(c) for c in {0}}}',
+       lambda s: {c: sum(x == c for x in s) for c in sorted(set(s), key=s.index)},
+       lambda r: (_word(r, 0, 8, 'abcd'),), ('s',), ('letter_counts', 'char_freq'))), (
+    _V('returns the character that occurs most often in {0} (on a tie, the one that appears first)',
+       'return max({0}, key={0}.count)',
+       lambda s: sorted(s, key=lambda c: (-s.count(c), s.index(c)))[0], lambda r: (_word(r, 1, 8, 'abcd'),),
+       ('s',), ('most_common', 'mode_char')),
+    _V('returns a dictionary mapping each word in {0} to how many times it occurs',
+       'return {{w: {0}.count(w) for w in {0}}}',
+       lambda ws: {w: sum(x == w for x in ws) for w in sorted(set(ws), key=ws.index)},
+       lambda r: ([_word(r, 1, 2, 'ab') for _ in range(r.randint(0, 6))],),
        ('ws',), ('word_counts', 'tally'))), (
-    _V('returns the elements of {0} that occur exactly once, in order', 'return [x for x in {0} if {0}.count(x) == 1]',
-       lambda xs: [x for i, x in enumerate(xs) if x not in xs[:i] + xs[i + 1:]], lambda r: (_ints(r, v=4),), ('xs',), ('singles', 'unique_once')),
-    _V('returns True if some value occurs more than once in {0}, else False', 'return len(set({0})) < len({0})',
-       lambda xs: any(x in xs[:i] for i, x in enumerate(xs)), lambda r: (_ints(r, 0, 5, 6),), ('xs',), ('has_duplicates', 'repeats')),
-    _V('returns a dictionary mapping each first letter to the list of words in {0} that start with it, in order',
-       'd = {{}}\nfor w in {0}:\n    d.setdefault(w[0], []).append(w)\nreturn d', _group, lambda r: (_words(r),), ('ws',), ('group_by_letter', 'index_words'))))
+    _V('returns the elements of {0} that occur exactly once, in order',
+       'return [x for x in {0} if {0}.count(x) == 1]',
+       lambda xs: [x for i, x in enumerate(xs) if x not in xs[:i] + xs[i + 1:]], lambda r: (_ints(r, v=4),),
+       ('xs',), ('singles', 'unique_once')),
+    _V('returns True if some value occurs more than once in {0}, else False',
+       'return len(set({0})) < len({0})',
+       lambda xs: any(x in xs[:i] for i, x in enumerate(xs)), lambda r: (_ints(r, 0, 5, 6),), ('xs',),
+       ('has_duplicates', 'repeats')),
+    _V('returns a dictionary mapping each first letter to the list of words in {0} that start with it, in '
+       'order',
+       'd = {{}}\nfor w in {0}:\n    d.setdefault(w[0], []).append(w)\nreturn d', _group,
+       lambda r: (_words(r),), ('ws',), ('group_by_letter', 'index_words'))))
 
-_register('dict_ops', 'dicts_counting', '1: look up with a default, size · 2: sum of values, sorted keys · 3: the key of the largest value, keys above a constant', (
+# %% ../../nbs/12_domains.code.ipynb #35925c7b
+_register('dict_ops', 'dicts_counting',
+          '1: look up with a default, size · 2: sum of values, sorted keys · 3: the key of the largest '
+          'value, keys above a constant', (
     _V("returns the value of '{c}' in the dictionary {0}, or 0 if it is missing", "return {0}.get('{c}', 0)",
-       lambda d, c: d[c] if c in d else 0, _D, ('d',), ('lookup', 'get_count'), lambda r: {'c': r.choice('abc')}),
-    _V('returns the number of keys in the dictionary {0}', 'return len({0})', lambda d: len(list(d)), _D, ('d',), ('num_keys', 'size'))), (
-    _V('returns the sum of the values of the dictionary {0}', 'return sum({0}.values())', lambda d: sum(d[k] for k in d), _D, ('d',), ('total', 'sum_values')),
-    _V('returns the keys of the dictionary {0} in alphabetical order', 'return sorted({0})', lambda d: sorted(d.keys()), _D, ('d',), ('sorted_keys', 'keys_in_order'))), (
-    _V('returns the key of the dictionary {0} with the largest value (on a tie, the first such key)', 'return max({0}, key={0}.get)',
+       lambda d, c: d[c] if c in d else 0, _D, ('d',), ('lookup', 'get_count'),
+       lambda r: {'c': r.choice('abc')}),
+    _V('returns the number of keys in the dictionary {0}', 'return len({0})', lambda d: len(list(d)), _D,
+       ('d',), ('num_keys', 'size'))), (
+    _V('returns the sum of the values of the dictionary {0}', 'return sum({0}.values())',
+       lambda d: sum(d[k] for k in d), _D, ('d',), ('total', 'sum_values')),
+    _V('returns the keys of the dictionary {0} in alphabetical order', 'return sorted({0})',
+       lambda d: sorted(d.keys()), _D, ('d',), ('sorted_keys', 'keys_in_order'))), (
+    _V('returns the key of the dictionary {0} with the largest value (on a tie, the first such key)',
+       'return max({0}, key={0}.get)',
        lambda d: [k for k in d if d[k] == max(d.values())][0], _D1, ('d',), ('best_key', 'argmax_key')),
-    _V('returns the keys of the dictionary {0} whose value is greater than {k}, in order', 'return [key for key in {0} if {0}[key] > {k}]',
-       lambda d, k: [key for key, v in d.items() if v > k], _D, ('d',), ('keys_above', 'big_keys'), _K(2, 6))))
+    _V('returns the keys of the dictionary {0} whose value is greater than {k}, in order',
+       'return [key for key in {0} if {0}[key] > {k}]',
+       lambda d, k: [key for key, v in d.items() if v > k], _D, ('d',),
+       ('keys_above', 'big_keys'), _K(2, 6))))
 
 # %% ../../nbs/12_domains.code.ipynb #6e57cadf
 CODE_TAXONOMY = Taxonomy(CODE_SUBSKILLS)   # skill → subskills, with what their levels mean
@@ -345,12 +545,14 @@ def _make_tests(v: Variant, consts: dict, rng: random.Random, n: int) -> list[di
         args = v.draw(rng)
         inp = '\n'.join(json.dumps(a) for a in args)
         if inp not in seen:
-            seen.add(inp); candidates.append({'input': inp, 'output': json.dumps(v.fn(*args, **consts)), 'testtype': 'functional'})
+            seen.add(inp); candidates.append({'input': inp, 'output': json.dumps(v.fn(*args, **consts)),
+                                              'testtype': 'functional'})
     new_outputs, outputs = [], set()
     for t in candidates:
         if t['output'] not in outputs: outputs.add(t['output']); new_outputs.append(t)
     return (new_outputs + [t for t in candidates if t not in new_outputs])[:n]
 
+# %% ../../nbs/12_domains.code.ipynb #acd6e3d3
 def make_task(subskill: str, level: int, rng: random.Random, n_public: int = 2, n_hidden: int = 4) -> Task:
     "One task of `subskill` at difficulty `level` (1–3), drawn with `rng`, with its reference solution and tests."
     check_choice(level, (1, 2, 3), 'difficulty level')
@@ -364,19 +566,22 @@ def make_task(subskill: str, level: int, rng: random.Random, n_public: int = 2, 
     return Task(domain='code', prompt=rng.choice(STATEMENTS).format(sig=sig, doc=doc),
                 answer=f'def {sig}:\n    ' + v.body.format(*params, **consts).replace('\n', '\n    '),
                 skill=sub.skill, subskill=subskill, difficulty=level,
-                metadata={'func_name': name, 'public_tests': tests[:n_public], 'hidden_tests': tests[n_public:]})
+                metadata={'func_name': name, 'public_tests': tests[:n_public],
+                          'hidden_tests': tests[n_public:]})
 
 # %% ../../nbs/12_domains.code.ipynb #45e7df18
 class CodeDomain(DomainBase):
     "Python function-writing tasks over a skill taxonomy, generated from a seed and graded by running them in the sandbox."
     name, taxonomy = 'code', CODE_TAXONOMY
-    student_settings = {'max_length': 320, 'max_new_tokens': 144}   # `TinyLM` room for the longest prompt and program
+    # `TinyLM` room for the longest prompt and program
+    student_settings = {'max_length': 320, 'max_new_tokens': 144}
 
     def __init__(self, subskills: list[str] | None = None, n_public: int = 2, n_hidden: int = 4,
                  limits: Limits = Limits(), workers: int | None = None, hidden_errors: bool = False):
         self.subskills = CODE_TAXONOMY.select(subskills, who='CodeDomain')
         self.n_public, self.n_hidden, self.limits, self.workers = n_public, n_hidden, limits, workers
-        self.hidden_errors = hidden_errors   # show hidden tests' errors in feedback (they can quote the inputs)
+        # show hidden tests' errors in feedback (they can quote the inputs)
+        self.hidden_errors = hidden_errors
 
     def __repr__(self): return f'CodeDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
 
@@ -393,19 +598,26 @@ class CodeDomain(DomainBase):
 
     def _grade(self, task: Task, response: str) -> Attempt:
         meta = task.metadata
-        public, hidden, func = meta.get('public_tests', []), meta.get('hidden_tests', []), meta.get('func_name')
+        public, hidden, func = (
+            meta.get('public_tests', []),
+            meta.get('hidden_tests', []),
+            meta.get('func_name'),
+        )
         why = check_tests(public, bool(func)) or check_tests(hidden, bool(func))
         try: limits = replace(self.limits, timeout=check_timeout(meta.get('timeout', self.limits.timeout)))
         except ValueError as e: why = why or str(e)
-        if why: return Attempt(task=task, response=response, correct=False, feedback=f'the task is malformed: {why}')
+        if why: return Attempt(task=task, response=response, correct=False,
+                               feedback=f'the task is malformed: {why}')
         code, prelude = extract_code(response), meta.get('prelude', '')
         v = run_tests(code, public + hidden, func, prelude=prelude, limits=limits)
         feedback = v.feedback(len(public), self.hidden_errors)
         return Attempt(task=task, response=response, correct=v.correct, feedback=feedback)
 
-    def grade_many(self, tasks: Sequence[Task], responses: Sequence[str], workers: int | None = None) -> list[Attempt]:
+    def grade_many(self, tasks: Sequence[Task], responses: Sequence[str],
+                   workers: int | None = None) -> list[Attempt]:
         "Grade `responses` to `tasks` in parallel (`workers` threads, default this domain's, else one per core)."
-        if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} responses')
+        if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} '
+                                                          f'responses')
         return run_many(self.grade, list(zip(tasks, responses)), workers or self.workers)
 
 # %% ../../nbs/12_domains.code.ipynb #550913a2
@@ -417,6 +629,7 @@ def quality_filter(tasks: Sequence[Task], domain: CodeDomain | None = None,
 
 # %% ../../nbs/12_domains.code.ipynb #0228e210
 _PICKLE_STRINGS = {'SHORT_BINUNICODE', 'BINUNICODE', 'BINUNICODE8', 'UNICODE'}
+
 _PICKLE_BOOKKEEPING = {'PROTO', 'FRAME', 'MEMOIZE', 'BINPUT', 'LONG_BINPUT', 'PUT', 'STOP'}
 
 def pickled_string(data: bytes) -> str:
@@ -429,6 +642,7 @@ def pickled_string(data: bytes) -> str:
         raise ValueError(f'the pickle holds {len(strings)} strings, not one')
     return strings[0]
 
+# %% ../../nbs/12_domains.code.ipynb #e094872f
 def decode_private_tests(s: str, max_bytes: int = 1 << 30) -> list[dict]:
     "LiveCodeBench's `private_test_cases`: plain JSON, or base64 → zlib → a pickled JSON string (decoded without unpickling)."
     try: return json.loads(s)
@@ -442,49 +656,99 @@ def decode_private_tests(s: str, max_bytes: int = 1 << 30) -> list[dict]:
     return json.loads(pickled_string(data))
 
 # %% ../../nbs/12_domains.code.ipynb #34d7cde2
-LCB_PRELUDE = '\n'.join(f'from {m} import *' for m in ('string', 're', 'datetime', 'collections', 'heapq', 'bisect', 'copy',
-    'math', 'random', 'statistics', 'itertools', 'functools', 'operator', 'io', 'sys', 'json', 'builtins', 'typing')) + '\n' + \
-    'import string, re, datetime, collections, heapq, bisect, copy, math, random, statistics, itertools, functools, operator, io, sys, json\n' + \
-    'sys.setrecursionlimit(50000)\n'
-LCB_FIELDS = ('question_title', 'question_content', 'platform', 'question_id', 'contest_id', 'contest_date', 'starter_code',
+LCB_PRELUDE = (
+    '\n'.join(
+        f'from {m} import *'
+        for m in (
+            'string',
+            're',
+            'datetime',
+            'collections',
+            'heapq',
+            'bisect',
+            'copy',
+            'math',
+            'random',
+            'statistics',
+            'itertools',
+            'functools',
+            'operator',
+            'io',
+            'sys',
+            'json',
+            'builtins',
+            'typing',
+        )
+    )
+    + '\n'
+    + 'import string, re, datetime, collections, heapq, bisect, copy, math, random, statistics, itertools,'
+    ' functools, operator, io, sys, json\n'
+    + 'sys.setrecursionlimit(50000)\n'
+)
+
+# %% ../../nbs/12_domains.code.ipynb #25327361
+LCB_FIELDS = ('question_title', 'question_content', 'platform', 'question_id', 'contest_id', 'contest_date',
+              'starter_code',
               'difficulty', 'public_test_cases', 'private_test_cases', 'metadata')
+
 _LCB_LEVELS = {'easy': 1, 'medium': 2, 'hard': 3}
 
+# %% ../../nbs/12_domains.code.ipynb #834b0735
 def lcb_task(row: dict, where: str) -> Task:
     "A `Task` from one LiveCodeBench row; `JsonlError` naming `where` if the row is not in the published format."
     if not isinstance(row, dict) or (missing := [f for f in LCB_FIELDS if not isinstance(row.get(f), str)]):
         raise JsonlError(f'{where}: not a LiveCodeBench row (needs string fields {", ".join(LCB_FIELDS)}; '
                          f'missing or not strings: {", ".join(missing) if isinstance(row, dict) else "all"})')
     try:
-        public, private, meta = json.loads(row['public_test_cases']), decode_private_tests(row['private_test_cases']), json.loads(row['metadata'])
+        public, private, meta = (
+            json.loads(row['public_test_cases']),
+            decode_private_tests(row['private_test_cases']),
+            json.loads(row['metadata']),
+        )
         datetime.fromisoformat(row['contest_date'])
     except ValueError as e: raise JsonlError(f'{where}: {e}') from None
-    if why := check_tests(public) or check_tests(private) or ('' if isinstance(meta, dict) else 'metadata is not a JSON object'):
+    if (
+        why := check_tests(public)
+        or check_tests(private)
+        or ('' if isinstance(meta, dict) else 'metadata is not a JSON object')
+    ):
         raise JsonlError(f'{where}: {why}')
     starter = row['starter_code'].rstrip()
-    how = f'Complete this starter code:\n```python\n{starter}\n```' if starter else 'Read the input from stdin and print the answer.'
-    return Task(domain='code', prompt=f"{row['question_content'].strip()}\n\n{how}", answer='', skill='competitive_programming',
+    how = (
+        f'Complete this starter code:\n```python\n{starter}\n```'
+        if starter
+        else 'Read the input from stdin and print the answer.'
+    )
+    return Task(domain='code', prompt=f"{row['question_content'].strip()}\n\n{how}", answer='',
+                skill='competitive_programming',
                 subskill=row['platform'], difficulty=_LCB_LEVELS.get(row['difficulty'], 0),
-                metadata={'source': where, 'func_name': meta.get('func_name'), 'public_tests': public, 'hidden_tests': private,
+                metadata={'source': where, 'func_name': meta.get('func_name'), 'public_tests': public,
+                          'hidden_tests': private,
                           'prelude': LCB_PRELUDE, 'timeout': 6.0, 'starter_code': row['starter_code'],
-                          **{f: row[f] for f in ('question_id', 'question_title', 'platform', 'contest_id', 'contest_date', 'difficulty')}})
+                          **{f: row[f] for f in ('question_id', 'question_title', 'platform', 'contest_id',
+                                                 'contest_date', 'difficulty')}})
 
+# %% ../../nbs/12_domains.code.ipynb #18cd76c8
 def load_livecodebench(path: str | Path) -> list[Task]:
     "Tasks from one LiveCodeBench JSON Lines file (`test.jsonl`, `test2.jsonl`, …); a bad line raises `JsonlError`."
     path, tasks = Path(path), []
     with path.open(encoding='utf-8') as f:
         for i, line in enumerate(f, 1):
             if not line.strip(): continue
-            try: row = json.loads(line)
-            except json.JSONDecodeError as e: raise JsonlError(f'{path}, line {i}: not valid JSON ({e.msg})') from None
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise JsonlError(f'{path}, line {i}: not valid JSON ({e.msg})') from None
             tasks.append(lcb_task(row, f'{path}, line {i}'))
     return tasks
 
+# %% ../../nbs/12_domains.code.ipynb #e1a7ce03
 def livecodebench_splits(release_v1: str | Path, release_v2: str | Path) -> dict[str, list[Task]]:
     "The paper's split: test = release_v1's problems, val = those of release_v2 (new file or whole release) not in v1, each sorted by id."
     test = sorted(load_livecodebench(release_v1), key=lambda t: t.metadata['question_id'])
     v1 = {t.metadata['question_id'] for t in test}
-    val = sorted((t for t in load_livecodebench(release_v2) if t.metadata['question_id'] not in v1), key=lambda t: t.metadata['question_id'])
+    val = sorted((t for t in load_livecodebench(release_v2) if t.metadata['question_id'] not in v1),
+                 key=lambda t: t.metadata['question_id'])
     return {'val': val, 'test': test}
 
 # %% ../../nbs/12_domains.code.ipynb #de22780b
@@ -500,9 +764,12 @@ class CodeItem(BaseModel):
     program: str
     tests: list[CodeTest]
 
-CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function the tests call (empty for a program that '
+# %% ../../nbs/12_domains.code.ipynb #03e707cf
+CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function the tests call (empty for a '
+              'program that '
               'reads stdin); the reference program; and at least 2 tests, each an input (one JSON value per argument, one '
-              'per line; or the stdin text) and the expected output (JSON of the return value; or the printed text).')
+              'per line; or the stdin text) and the expected output (JSON of the return value; or the '
+              'printed text).')
 
 @patch(as_prop=True)
 def llm_item(self: CodeDomain) -> type[BaseModel]: return CodeItem
@@ -510,6 +777,7 @@ def llm_item(self: CodeDomain) -> type[BaseModel]: return CodeItem
 @patch(as_prop=True)
 def llm_guide(self: CodeDomain) -> str: return CODE_GUIDE
 
+# %% ../../nbs/12_domains.code.ipynb #83916096
 @patch
 def check_llm_item(self: CodeDomain, item: CodeItem, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
@@ -518,8 +786,10 @@ def check_llm_item(self: CodeDomain, item: CodeItem, skill: str = '', subskill: 
     kind = 'functional' if item.func_name.strip() else 'stdin'
     tests = [{'input': t.input, 'output': t.output, 'testtype': kind} for t in item.tests]
     if why := check_tests(tests, kind == 'functional'): raise Rejected('malformed tests', why)
-    task = Task(domain='code', prompt=item.problem.strip(), answer=item.program, skill=skill, subskill=subskill,
-                difficulty=difficulty, metadata={'func_name': item.func_name.strip() or None, 'public_tests': tests[:1],
+    task = Task(domain='code', prompt=item.problem.strip(), answer=item.program, skill=skill,
+                subskill=subskill,
+                difficulty=difficulty, metadata={'func_name': item.func_name.strip() or None,
+                                                 'public_tests': tests[:1],
                                                  'hidden_tests': tests[1:]})
     verdict = self.grade(task, item.program)
     if not verdict.correct: raise Rejected('program fails its own tests', verdict.feedback[:200])

@@ -12,7 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 import sympy
-from sympy.parsing.sympy_parser import (parse_expr, standard_transformations, implicit_multiplication_application,
+from sympy.parsing.sympy_parser import (parse_expr, standard_transformations,
+                                        implicit_multiplication_application,
                                         rationalize)
 from fastcore.basics import patch
 from pydantic import BaseModel
@@ -37,9 +38,12 @@ def arith_value(expr: str) -> Fraction:
     "The exact value of an arithmetic expression over integers with `+ - * /` and parentheses."
     def ev(node) -> Fraction:
         match node:
-            case ast.Constant(value=int(v)) if not isinstance(v, bool): return Fraction(v)
-            case ast.UnaryOp(op=ast.USub(), operand=x): return -ev(x)
-            case ast.BinOp(left=l, op=op, right=r) if type(op) in _BINOPS: return _BINOPS[type(op)](ev(l), ev(r))
+            case ast.Constant(value=int(v)) if not isinstance(v, bool):
+                return Fraction(v)
+            case ast.UnaryOp(op=ast.USub(), operand=x):
+                return -ev(x)
+            case ast.BinOp(left=l, op=op, right=r) if type(op) in _BINOPS:
+                return _BINOPS[type(op)](ev(l), ev(r))
         raise ValueError(f'Not plain arithmetic: {expr!r}')
     return ev(ast.parse(expr, mode='eval').body)
 
@@ -58,6 +62,7 @@ SUBSKILLS: dict[str, Subskill] = {}
 def _register(skill: str, name: str, levels: str, make: TaskMaker):
     SUBSKILLS[name] = Subskill(skill, levels, make)
 
+# %% ../../nbs/11_domains.math.ipynb #422f5da8
 def _draw(rng: random.Random, make: Callable, ok: Callable) -> tuple:
     "Draw `make(rng)` until `ok(*draw)` holds (rejection sampling, deterministic for a seeded `rng`)."
     while True:
@@ -95,7 +100,8 @@ def _sub_ndigit(n: int) -> TaskMaker:
 # %% ../../nbs/11_domains.math.ipynb #ad5c27df
 def _signed_pair(rng: random.Random, level: int) -> tuple[int, int]:
     "Two `level`-digit numbers with random signs, at least one negative."
-    return _draw(rng, lambda r: tuple(r.choice((-1, 1)) * _n(r, level) for _ in range(2)), lambda a, b: min(a, b) < 0)
+    return _draw(rng, lambda r: tuple(r.choice((-1, 1)) * _n(r, level) for _ in range(2)),
+                 lambda a, b: min(a, b) < 0)
 
 def _paren(x: int) -> str: return f'({x})' if x < 0 else str(x)
 
@@ -108,10 +114,18 @@ def _sub_negative(rng, level):
     return f'{a}-{_paren(b)}=', a - b, {'a': a, 'b': b}
 
 _CARRY_LEVELS = '1: no carries · 2: carries · 3: the sum gains a digit'
+
+# %% ../../nbs/11_domains.math.ipynb #7b643afd
 for n in (2, 3, 4): _register('addition', f'add_{n}digit', _CARRY_LEVELS, _add_ndigit(n))
-_register('addition', 'add_negative', '1–3: operands with that many digits, at least one negative', _add_negative)
-for n in (2, 3): _register('subtraction', f'sub_{n}digit', '1: no borrows · 2: borrows · 3: negative result', _sub_ndigit(n))
-_register('subtraction', 'sub_negative', '1–3: operands with that many digits, at least one negative', _sub_negative)
+
+_register('addition', 'add_negative',
+          '1–3: operands with that many digits, at least one negative', _add_negative)
+
+for n in (2, 3): _register('subtraction', f'sub_{n}digit',
+                           '1: no borrows · 2: borrows · 3: negative result', _sub_ndigit(n))
+
+_register('subtraction', 'sub_negative',
+          '1–3: operands with that many digits, at least one negative', _sub_negative)
 
 # %% ../../nbs/11_domains.math.ipynb #71efe5ad
 def _mul_carries(a: int, b: int) -> int:
@@ -131,6 +145,7 @@ def _mul_2x1digit(rng, level):
     a, b = _draw(rng, lambda r: (_n(r, 2), r.randint(2, 9)), lambda a, b: _mul_carries(a, b) == level - 1)
     return f'{a}*{b}=', a * b, {'a': a, 'b': b}
 
+# %% ../../nbs/11_domains.math.ipynb #1ca37e5f
 def _mul_2x2digit(rng, level):
     teen, big = (10, 19), (20, 99)
     a, b = (rng.randint(*r) for r in [(teen, teen), (teen, big), (big, big)][level-1])
@@ -143,11 +158,18 @@ def _div(divisor: tuple[int, int], quotients: list[tuple[int, int]]) -> TaskMake
         return rng.choice(['{}/{}=', '{} divided by {}=']).format(b * q, b), q, {'a': b * q, 'b': b}
     return make
 
-_register('multiplication', 'mul_1digit', '1: both factors 2–5 · 2: one factor 6–9 · 3: both 6–9', _mul_1digit)
+_register('multiplication', 'mul_1digit',
+          '1: both factors 2–5 · 2: one factor 6–9 · 3: both 6–9', _mul_1digit)
+
 _register('multiplication', 'mul_2x1digit', '1: no carries · 2: one carry · 3: two carries', _mul_2x1digit)
-_register('multiplication', 'mul_2x2digit', '1: both factors 10–19 · 2: one of 10–19 · 3: both 20–99', _mul_2x2digit)
+
+# %% ../../nbs/11_domains.math.ipynb #9a621286
+_register('multiplication', 'mul_2x2digit',
+          '1: both factors 10–19 · 2: one of 10–19 · 3: both 20–99', _mul_2x2digit)
+
 _register('division', 'div_1digit', '1–3: the quotient has that many digits (divisor 2–9, exact)',
           _div((2, 9), [(2, 9), (10, 99), (100, 999)]))
+
 _register('division', 'div_2digit', '1: quotient 2–5 · 2: 6–9 · 3: 10–99 (divisor 11–99, exact)',
           _div((11, 99), [(2, 5), (6, 9), (10, 99)]))
 
@@ -164,26 +186,33 @@ def _frac_simplify(rng, level):
     a, b = x.numerator * k, x.denominator * k
     return rng.choice(['simplify {}/{}=', '{}/{} in lowest terms=']).format(a, b), x, {'a': a, 'b': b}
 
+# %% ../../nbs/11_domains.math.ipynb #7092f270
 def _frac_add(rng, level):
     if level == 1:
         q = rng.randint(3, 9); a, b, c, d, op = rng.randint(1, q-1), q, rng.randint(1, q-1), q, '+'
     else:
         qmax = 6 if level == 2 else 12
-        x, y = _draw(rng, lambda r: (_frac(r, qmax), _frac(r, qmax)), lambda x, y: x.denominator != y.denominator)
+        x, y = _draw(rng, lambda r: (_frac(r, qmax), _frac(r, qmax)), lambda x,
+                     y: x.denominator != y.denominator)
         a, b, c, d = x.numerator, x.denominator, y.numerator, y.denominator
         op = '+' if level == 2 else rng.choice('+-')
     e = f'{a}/{b}{op}{c}/{d}'
     prompt = e.replace(op, f' {op} ') + ' =' if rng.random() < .5 else e + '='
     return prompt, arith_value(e), {'expr': e}
 
+# %% ../../nbs/11_domains.math.ipynb #fe891e10
 def _frac_mul(rng, level):
     x, y = _frac(rng, 5 if level == 1 else 9), _frac(rng, 5 if level == 1 else 9)
     xs, ys = f'{x.numerator}/{x.denominator}', f'{y.numerator}/{y.denominator}'
     if level == 3: return f'({xs})/({ys})=', x / y, {'x': xs, 'y': ys, 'op': '/'}
     return rng.choice(['{}*{}=', '{} of {}=']).format(xs, ys), x * y, {'x': xs, 'y': ys, 'op': '*'}
 
-_register('fractions', 'frac_simplify', '1: denominators ≤ 6 · 2: ≤ 12, bigger factors · 3: improper fractions', _frac_simplify)
-_register('fractions', 'frac_add', '1: same denominator · 2: different denominators ≤ 6 · 3: ≤ 12, with subtraction', _frac_add)
+_register('fractions', 'frac_simplify',
+          '1: denominators ≤ 6 · 2: ≤ 12, bigger factors · 3: improper fractions', _frac_simplify)
+
+_register('fractions', 'frac_add',
+          '1: same denominator · 2: different denominators ≤ 6 · 3: ≤ 12, with subtraction', _frac_add)
+
 _register('fractions', 'frac_mul', '1: denominators ≤ 5 · 2: ≤ 9 · 3: dividing fractions', _frac_mul)
 
 # %% ../../nbs/11_domains.math.ipynb #54cc23f5
@@ -199,8 +228,12 @@ def _ops(name: str) -> TaskMaker:
         return f'{e}=', arith_value(e), {'expr': e}
     return make
 
-_register('order_of_operations', 'ops_no_parens', '1: a+b*c · 2: four operands with - · 3: five operands up to 20', _ops('ops_no_parens'))
-_register('order_of_operations', 'ops_parens', '1: one bracket · 2: a bracket and - · 3: two brackets, operands up to 20', _ops('ops_parens'))
+_register('order_of_operations', 'ops_no_parens',
+          '1: a+b*c · 2: four operands with - · 3: five operands up to 20', _ops('ops_no_parens'))
+
+# %% ../../nbs/11_domains.math.ipynb #f45d9ae6
+_register('order_of_operations', 'ops_parens',
+          '1: one bracket · 2: a bracket and - · 3: two brackets, operands up to 20', _ops('ops_parens'))
 
 # %% ../../nbs/11_domains.math.ipynb #e00f6500
 def _lin(a: int, v: str, b: int = 0) -> str:
@@ -215,6 +248,7 @@ def _equation(rng: random.Random, a: int, x: int, b: int) -> str:
 
 def _nonzero(rng: random.Random, m: int) -> int: return rng.choice((-1, 1)) * rng.randint(1, m)
 
+# %% ../../nbs/11_domains.math.ipynb #383b0fa9
 def _lin_1step(rng, level):
     if level == 1: a, x, b = 1, rng.randint(1, 9), rng.randint(1, 9)
     elif level == 2: a, x, b = rng.randint(2, 9), rng.randint(1, 12), 0
@@ -228,8 +262,12 @@ def _lin_2step(rng, level):
     else: a, x, b = rng.choice((-1, 1)) * rng.randint(2, 9), _nonzero(rng, 12), _nonzero(rng, 30)
     return _equation(rng, a, x, b), x, {'a': a, 'b': b, 'c': a * x + b}
 
-_register('linear_equations', 'lin_1step', '1: x+b=c · 2: ax=c · 3: signed numbers up to 20, or a negative a', _lin_1step)
-_register('linear_equations', 'lin_2step', '1: ax+b=c, small positive · 2: b may be negative · 3: any signs', _lin_2step)
+_register('linear_equations', 'lin_1step',
+          '1: x+b=c · 2: ax=c · 3: signed numbers up to 20, or a negative a', _lin_1step)
+
+# %% ../../nbs/11_domains.math.ipynb #a975c7b8
+_register('linear_equations', 'lin_2step',
+          '1: ax+b=c, small positive · 2: b may be negative · 3: any signs', _lin_2step)
 
 # %% ../../nbs/11_domains.math.ipynb #f5551dab
 def _mod_small(rng, level):
@@ -244,7 +282,8 @@ def _mod_expr(rng, level):
         e, value = (f'({a}+{b})', (a + b) % m) if level == 1 else (f'({a}*{b})', a * b % m)
     return rng.choice(['{} mod {}=', '{}%{}=']).format(e, m), value, {'expr': e, 'm': m}
 
-_register('modular_arithmetic', 'mod_small', '1: a ≤ 30, m ≤ 9 · 2: a ≤ 99, m ≤ 12 · 3: a ≤ 999, m ≤ 30', _mod_small)
+_register('modular_arithmetic', 'mod_small',
+          '1: a ≤ 30, m ≤ 9 · 2: a ≤ 99, m ≤ 12 · 3: a ≤ 999, m ≤ 30', _mod_small)
 _register('modular_arithmetic', 'mod_expr', '1: (a+b) mod m · 2: (a*b) mod m · 3: a^k mod m', _mod_expr)
 
 # %% ../../nbs/11_domains.math.ipynb #e420f170
@@ -260,10 +299,14 @@ def _percent_of(rng, level):
 
 def _percent_what(rng, level):
     p, n = _percent_pair(rng, level)
-    return rng.choice(['{} is what % of {}?', '{}/{} as a %=']).format(p * n // 100, n), p, {'part': p * n // 100, 'n': n}
+    return rng.choice(['{} is what % of {}?', '{}/{} as a '
+                       '%=']).format(p * n // 100, n), p, {'part': p * n // 100, 'n': n}
 
 _register('percentages', 'percent_of', '1: 10, 25 or 50% · 2: multiples of 5% · 3: any 1–200%', _percent_of)
-_register('percentages', 'percent_what', '1: 10, 25 or 50% · 2: multiples of 5% · 3: any 1–200%', _percent_what)
+
+# %% ../../nbs/11_domains.math.ipynb #77643c70
+_register('percentages', 'percent_what',
+          '1: 10, 25 or 50% · 2: multiples of 5% · 3: any 1–200%', _percent_what)
 
 # %% ../../nbs/11_domains.math.ipynb #0d96cdfc
 TAXONOMY = Taxonomy(SUBSKILLS)   # skill → subskills, with what their levels mean
@@ -292,6 +335,7 @@ def last_boxed(text: str) -> str | None:
         return None
     return None
 
+# %% ../../nbs/11_domains.math.ipynb #b3802d9c
 def extract_answer(response: str) -> str:
     "The final answer in a response: its last `\\boxed{}`, else what follows 'final answer is', else all of it."
     if (boxed := last_boxed(response)) is not None: return boxed
@@ -329,7 +373,9 @@ def to_number(s: str) -> Fraction | None:
 
 # %% ../../nbs/11_domains.math.ipynb #5e9839b7
 _FUNCS = {'sqrt', 'pi', 'sin', 'cos', 'tan', 'log', 'exp', 'oo'}
-_LATEX_SIMPLE = {r'\cdot': '*', r'\times': '*', r'\div': '/', r'\pi': ' pi ', r'\infty': ' oo ', r'\ln': ' log ',
+
+_LATEX_SIMPLE = {r'\cdot': '*', r'\times': '*', r'\div': '/', r'\pi': ' pi ', r'\infty': ' oo ',
+                 r'\ln': ' log ',
                  r'\log': ' log ', r'\sin': ' sin ', r'\cos': ' cos ', r'\tan': ' tan ', r'\exp': ' exp '}
 
 def _braced(s: str, i: int) -> tuple[str, int]:
@@ -342,6 +388,7 @@ def _braced(s: str, i: int) -> tuple[str, int]:
         if depth == 0: return s[i+1:j], j + 1
     raise ValueError('unbalanced braces')
 
+# %% ../../nbs/11_domains.math.ipynb #5bf6120f
 def _expand(s: str, cmd: str, nargs: int, fmt: str) -> str:
     "Replace every `cmd{a}{b}...` (`nargs` arguments) in `s` by `fmt.format(a, b, ...)`."
     while (i := s.find(cmd)) >= 0:
@@ -351,6 +398,7 @@ def _expand(s: str, cmd: str, nargs: int, fmt: str) -> str:
         s = s[:i] + fmt.format(*args) + s[j:]
     return s
 
+# %% ../../nbs/11_domains.math.ipynb #36935c70
 def latex_to_plain(s: str) -> str:
     "A normalised LaTeX/plain answer as plain text that sympy can parse safely; ValueError if it holds anything else."
     s = re.sub(r'\\sqrt\[([^\]]*)\]', r'\\root{\1}', s)
@@ -364,6 +412,7 @@ def latex_to_plain(s: str) -> str:
 
 # %% ../../nbs/11_domains.math.ipynb #9ab06920
 _MP = mp.get_context('fork' if 'fork' in mp.get_all_start_methods() else 'spawn')
+
 _TRANSFORMS = standard_transformations + (implicit_multiplication_application, rationalize)
 
 def _parse(plain: str):
@@ -374,10 +423,12 @@ def _parse(plain: str):
 def _same_value(x, y) -> bool:
     "Do two sympy expressions (or tuples of them) have the same value?"
     if isinstance(x, (tuple, sympy.Tuple)) or isinstance(y, (tuple, sympy.Tuple)):
-        return (isinstance(x, (tuple, sympy.Tuple)) and isinstance(y, (tuple, sympy.Tuple)) and len(x) == len(y)
+        return (isinstance(x, (tuple, sympy.Tuple)) and isinstance(y, (tuple, sympy.Tuple))
+                and len(x) == len(y)
                 and all(_same_value(a, b) for a, b in zip(x, y)))
     return sympy.simplify(x - y) == 0
 
+# %% ../../nbs/11_domains.math.ipynb #baf8a4f3
 def _sympy_child(conn, a: str, b: str):
     try: conn.send('equal' if _same_value(_parse(a), _parse(b)) else 'different')
     except Exception as e: conn.send(f'error: {type(e).__name__}')
@@ -428,7 +479,8 @@ class MathDomain(DomainBase):
 
     def __repr__(self): return f'MathDomain({len(self.subskills)} subskills: {", ".join(self.subskills)})'
 
-    def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng)
+    def _make(self, subskill: str,
+              level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng)
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Grade `response` against `task.answer` with `grade_answer`; the feedback says why."
@@ -439,7 +491,9 @@ class MathDomain(DomainBase):
 _N = r'(-?[0-9]+)'
 
 def _ratio(a: str, b: str) -> Fraction: return Fraction(int(a), int(b))
+
 def _pct_of(p: str, n: str) -> Fraction: return Fraction(int(p) * int(n), 100)
+
 def _as_pct(part: str, n: str) -> Fraction: return Fraction(100 * int(part), int(n))
 
 def _arith(e: str) -> Fraction:
@@ -447,6 +501,7 @@ def _arith(e: str) -> Fraction:
     if not re.fullmatch(r'[0-9+\-*/() ]+', e): raise ValueError(f'Not plain arithmetic: {e!r}')
     return arith_value(e)
 
+# %% ../../nbs/11_domains.math.ipynb #c174335d
 def _mod(e: str, m: str) -> int:
     "`e mod m` for a modulus m ≥ 1 and an integer `e`: a power `a^k`, or plain arithmetic."
     if (m := int(m)) < 1: raise ValueError(f'Not a modulus: {m}')
@@ -463,13 +518,15 @@ def _linear(lhs: str, rhs: str, v: str) -> Fraction:
 
 # %% ../../nbs/11_domains.math.ipynb #e3a427ff
 _FORMATS: list[tuple[str, Callable[..., int | Fraction]]] = [  # the first pattern that matches decides
-    (rf'simplify {_N}/{_N}=', _ratio), (rf'{_N}/{_N} in lowest terms=', _ratio), (rf'{_N} divided by {_N}=', _ratio),
+    (rf'simplify {_N}/{_N}=', _ratio), (rf'{_N}/{_N} in lowest terms=', _ratio),
+                                                             (rf'{_N} divided by {_N}=', _ratio),
     (rf'{_N}/{_N} of {_N}/{_N}=', lambda a, b, c, d: _ratio(a, b) * _ratio(c, d)),
     (rf'{_N}% of {_N}=', _pct_of), (rf'what is {_N}% of {_N}\?', _pct_of),
     (rf'{_N} is what % of {_N}\?', _as_pct), (rf'{_N}/{_N} as a %=', _as_pct),
     (r'(.+) mod ([0-9]+)=', _mod), (r'(.+)%([0-9]+)=', _mod),
     (r'([^=]+)=([^=]+), ([a-z])=', _linear), (r'([^=]+)=', _arith)]
 
+# %% ../../nbs/11_domains.math.ipynb #e38dfd3a
 @patch
 def solve(self: MathDomain, prompt: str) -> str | None:
     "The exact answer to a prompt in one of the generator's formats, written as the generator writes it; else None."
@@ -502,19 +559,24 @@ def _tasks_from(rows: list[tuple[dict, str]], path: Path, skip_unanswered: bool)
     for row, where in rows:
         if (t := math_task(row, where)) is not None: tasks.append(t)
         elif not skip_unanswered: raise JsonlError(rf'{where}: the solution has no \boxed{{}} answer')
-    if len(tasks) < len(rows): warnings.warn(f'{path}: skipped {len(rows) - len(tasks)} problems with no boxed answer')
+    if len(tasks) < len(rows): warnings.warn(f'{path}: skipped {len(rows) - len(tasks)} problems with no '
+                                             f'boxed answer')
     return tasks
 
+# %% ../../nbs/11_domains.math.ipynb #8dc39856
 def load_math_jsonl(path: str | Path, skip_unanswered: bool = False) -> list[Task]:
     "Tasks from a MATH JSON Lines file; a bad line raises `JsonlError` naming the file and line."
     path, rows = Path(path), []
     with path.open(encoding='utf-8') as f:
         for i, line in enumerate(f, 1):
             if not line.strip(): continue
-            try: rows.append((json.loads(line), f'{path}, line {i}'))
-            except json.JSONDecodeError as e: raise JsonlError(f'{path}, line {i}: not valid JSON ({e.msg})') from None
+            try:
+                rows.append((json.loads(line), f'{path}, line {i}'))
+            except json.JSONDecodeError as e:
+                raise JsonlError(f'{path}, line {i}: not valid JSON ({e.msg})') from None
     return _tasks_from(rows, path, skip_unanswered)
 
+# %% ../../nbs/11_domains.math.ipynb #60ba6238
 def load_math_dir(root: str | Path, skip_unanswered: bool = False) -> list[Task]:
     "Tasks from a raw MATH folder of one-problem JSON files (`MATH/{split}/{subject}/{n}.json`), in path and number order."
     root = Path(root)
@@ -533,7 +595,8 @@ class MathItem(BaseModel):
     solution: str
     final_answer: str
 
-MATH_GUIDE = ('Each item: the problem; a short worked solution whose last sentence is "The final answer is X." '
+MATH_GUIDE = ('Each item: the problem; a short worked solution whose last sentence is "The final answer is '
+              'X." '
               '(or ends with \\boxed{X}); and the final answer X alone.')
 
 @patch(as_prop=True)
@@ -542,6 +605,7 @@ def llm_item(self: MathDomain) -> type[BaseModel]: return MathItem
 @patch(as_prop=True)
 def llm_guide(self: MathDomain) -> str: return MATH_GUIDE
 
+# %% ../../nbs/11_domains.math.ipynb #55ea7162
 @patch
 def check_llm_item(self: MathDomain, item: MathItem, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
@@ -552,13 +616,16 @@ def check_llm_item(self: MathDomain, item: MathItem, skill: str = '', subskill: 
     truth = self.solve(item.problem)
     if truth is not None and not grade_answer(item.final_answer, truth, self.timeout)[0]:
         raise Rejected('wrong answer', f'{item.final_answer!r}, not {truth!r}')
-    task = Task(domain='math', prompt=item.problem.strip(), answer=truth or item.final_answer.strip(), skill=skill,
+    task = Task(domain='math', prompt=item.problem.strip(), answer=truth or item.final_answer.strip(),
+                skill=skill,
                 subskill=subskill, difficulty=difficulty,
                 metadata={'solution': item.solution, 'needs_agreement': truth is None})
     return [(task, item.solution)]
 
+# %% ../../nbs/11_domains.math.ipynb #d3660958
 @patch
-def datum(self: MathDomain, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
+def datum(self: MathDomain, task: Task, source: str = 'task',
+          response: str | None = None, **metadata) -> Datum:
     "A datum teaching `response` (default the answer); a task with a worked solution (MATH's) keeps it for students that train on solutions."
     d = DomainBase.datum(self, task, source, response, **metadata)
     if 'solution' not in task.metadata or 'solution' in d.metadata: return d

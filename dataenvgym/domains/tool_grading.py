@@ -28,6 +28,7 @@ class PlanScore(BaseModel):
     @property
     def exact(self) -> bool: return self.tools and self.args == 1
 
+# %% ../../nbs/13_domains.tool_grading.ipynb #b5c12bd8
 def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list): return len(a) == len(b) and all(map(_same_value, a, b))
     if isinstance(a, str) and isinstance(b, str): return a.strip() == b.strip()

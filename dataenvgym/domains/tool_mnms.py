@@ -50,6 +50,7 @@ def load_mnms(path: str | Path) -> list[Task]:
                 raise JsonlError(f'{path}, line {i}: not valid JSON ({e.msg})') from None
     return [mnms_task(r, where) for r, where in rows]
 
+# %% ../../nbs/13_domains.tool_mnms.ipynb #4a68aafa
 def mnms_splits(human_verified: str | Path, filtered: str | Path) -> dict[str, list[Task]]:
     "The DataEnvGym split of m&m's: test = the filtered human-verified items, val = the other ones."
     test = load_mnms(filtered)

@@ -33,6 +33,7 @@ class Call:
     @property
     def kwargs(self) -> dict[str, Any]: return dict(self.args)
 
+# %% ../../nbs/13_domains.tool_plans.ipynb #183ad71c
 def call(name: str, **args) -> Call:
     "A `Call` of `name`, its arguments in the tool's schema order when the tool is known."
     order = TOOLS[name].arg_names if name in TOOLS else sorted(args)
@@ -64,6 +65,7 @@ def _resolve(v: Any, outputs: list, i: int) -> Any:
         raise PlanError(f'step {i}: the output of step {v.index} has no field {v.key!r}')
     return out[v.key]
 
+# %% ../../nbs/13_domains.tool_plans.ipynb #797342bc
 def run_plan(plan: Sequence[Call], tools: dict[str, Tool] | None = None) -> list[Any]:
     "The output of every call of `plan`, in order; `PlanError` if a step cannot run."
     tools, outputs = tools or TOOLS, []
@@ -81,6 +83,7 @@ def plan_answer(plan: Sequence[Call]) -> str:
 
 # %% ../../nbs/13_domains.tool_plans.ipynb #471643df
 MAX_PLAN_CHARS, MAX_CALLS = 4000, 12
+
 _TOKENS = re.compile(r'''(?P<ws>[ \t\r]+)|(?P<sep>[|;\n])|(?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
     |(?P<ref>\$\d{1,3}(?:\.[A-Za-z_]\w*)?|<node-\d{1,3}>(?:\.[A-Za-z_]\w*)?)
     |(?P<num>-?\d{1,30}(?:\.\d{1,30})?(?![\w.]))
@@ -95,6 +98,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         i = m.end()
     return out
 
+# %% ../../nbs/13_domains.tool_plans.ipynb #81279008
 def _ref(text: str) -> Ref:
     m = re.fullmatch(r'(?:\$(\d+)|<node-(\d+)>)(?:\.(\w+))?', text)
     return Ref(int(m[1] or m[2]), m[3])
@@ -200,6 +204,7 @@ def _json_value(v: Any) -> Any:
         raise PlanError('an argument value is a JSON object; expected a string, number, list or reference')
     return v
 
+# %% ../../nbs/13_domains.tool_plans.ipynb #0b02b1cc
 def json_plan(data: Any) -> list[Call]:
     "The calls of a plan given as decoded JSON: a list of {name, args} nodes, or an object holding one."
     if isinstance(data, dict): data = data.get('plan', data.get('nodes', [data]))

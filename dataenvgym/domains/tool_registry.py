@@ -49,14 +49,18 @@ def _date(v: Any) -> str:
     dt.date.fromisoformat(v)
     return v
 
+# %% ../../nbs/13_domains.tool_registry.ipynb #1b0a6587
 def _numbers(v: Any) -> list[Fraction]:
     if not isinstance(v, (list, tuple)) or not v:
         raise ValueError(f'expected a non-empty list of numbers, got {v!r}')
     return [_number(x) for x in v]
 
 Number = Annotated[Fraction, BeforeValidator(_number), WithJsonSchema({'type': 'number'})]
+
 Text = Annotated[str, BeforeValidator(_text), WithJsonSchema({'type': 'string'})]
+
 Date = Annotated[str, BeforeValidator(_date), WithJsonSchema({'type': 'string', 'format': 'date'})]
+
 Numbers = Annotated[list[Fraction], BeforeValidator(_numbers),
                     WithJsonSchema({'type': 'array', 'items': {'type': 'number'}})]
 
@@ -90,6 +94,7 @@ class Tool:
             raise ValueError(f'{self.name}: argument {where}: {err["msg"]}') from None
         return self.fn(**{k: getattr(args, k) for k in self.arg_names})
 
+# %% ../../nbs/13_domains.tool_registry.ipynb #d84a2398
 TOOLS: dict[str, Tool] = {}
 
 def tool(name: str, description: str, returns: str, **fields):
@@ -122,6 +127,7 @@ COUNTRIES: dict[str, tuple[str, int, str]] = {  # country: (capital, population 
     'Chile': ('Santiago', 20, 'South America'), 'Australia': ('Canberra', 27, 'Oceania'),
     'New Zealand': ('Wellington', 5, 'Oceania')}
 
+# %% ../../nbs/13_domains.tool_registry.ipynb #3e90e968
 Country = Annotated[Literal[tuple(COUNTRIES)], BeforeValidator(_text)]
 
 @tool('capital', 'The capital city of a country.', 'text', country=Country)
@@ -148,11 +154,13 @@ def _div(a, b):
     if b == 0: raise ValueError('div: division by zero')
     return a / b
 
+# %% ../../nbs/13_domains.tool_registry.ipynb #41b9c691
 UNITS: dict[str, tuple[str, Fraction]] = {
     'km': ('length', Fraction(1000)), 'mi': ('length', Fraction('1609.344')),
     'm': ('length', Fraction(1)), 'ft': ('length', Fraction('0.3048')),
     'kg': ('mass', Fraction(1)), 'lb': ('mass', Fraction('0.45359237')),
     'C': ('temperature', None), 'F': ('temperature', None)}
+
 Unit = Annotated[Literal[tuple(UNITS)], BeforeValidator(_text)]
 
 @tool('convert', 'value converted from unit to another unit of the same kind (km, mi, m, ft; kg, lb; C, F).',
@@ -180,6 +188,7 @@ def _weekday(date): return dt.date.fromisoformat(date).strftime('%A')
 def _days_between(start, end):
     return Fraction((dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days)
 
+# %% ../../nbs/13_domains.tool_registry.ipynb #8c391619
 @tool('upper', 'The text in upper case.', 'text', text=Text)
 def _upper(text): return text.upper()
 
@@ -196,6 +205,7 @@ def _sort(items): return sorted(items)
 @tool('max', 'The largest of the numbers.', 'number', items=Numbers)
 def _max(items): return max(items)
 
+# %% ../../nbs/13_domains.tool_registry.ipynb #8ce4b91e
 @tool('min', 'The smallest of the numbers.', 'number', items=Numbers)
 def _min(items): return min(items)
 

@@ -22,9 +22,11 @@ __all__ = ['PHRASINGS', 'JOIN_NOUNS', 'JOIN_STEPS', 'JOIN_SOURCES', 'ASK_FRAMES'
 # %% ../../nbs/13_domains.tool_requests.ipynb #fb7d7a37
 _WORDS = ['apple', 'banana', 'cherry', 'garden', 'river', 'planet', 'window', 'silver', 'pencil', 'rocket',
           'forest', 'candle', 'dragon', 'monkey', 'island', 'orange', 'yellow', 'summer', 'winter', 'puzzle']
+
 _UNIT_WORDS = {'km': ['km', 'kilometers', 'kilometres'], 'mi': ['miles', 'mi'],
                'm': ['meters', 'metres', 'm'], 'ft': ['feet', 'ft'], 'kg': ['kg', 'kilograms'],
                'lb': ['pounds', 'lb'], 'C': ['degrees Celsius', 'C'], 'F': ['degrees Fahrenheit', 'F']}
+
 _UNIT_PAIRS = [('km', 'mi'), ('mi', 'km'), ('m', 'ft'), ('ft', 'm'),
                ('kg', 'lb'), ('lb', 'kg'), ('C', 'F'), ('F', 'C')]
 
@@ -34,6 +36,7 @@ def _num(rng: random.Random, level: int) -> int:
 def _date_text(d: dt.date, rng: random.Random, level: int) -> str:
     return d.strftime('%B ') + f'{d.day}, {d.year}' if level == 3 and rng.random() < .5 else d.isoformat()
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #f38f759e
 def _pick(rng: random.Random, level: int, options: Sequence):
     "The first option at level 1, any of them above."
     return options[0] if level == 1 else rng.choice(options)
@@ -171,6 +174,7 @@ LEAD_INS = ('Quick question: ', 'For my homework, ', 'Hi! ', 'I was wondering. '
 # %% ../../nbs/13_domains.tool_requests.ipynb #fc49477e
 _ACCEPTS = {'number': {'add', 'sub', 'mul', 'div'}, 'text': {'upper', 'reverse', 'length'},
             'date': {'weekday', 'add_days', 'days_between'}}
+
 _POINTLESS = {('upper', 'length'), ('reverse', 'length'), ('upper', 'upper'), ('reverse', 'reverse')}
 
 def _chains(k: int) -> list[tuple[str, ...]]:
@@ -181,6 +185,7 @@ def _chains(k: int) -> list[tuple[str, ...]]:
             if t not in c and (c[-1], t) not in _POINTLESS: out.append(c + (t,))
     return out
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #cfaa9718
 def combinations(max_tools: int = 3) -> list[str]:
     "Every valid tool combination of 1 to `max_tools` tools, as skill names (`'capital+upper'`)."
     combos = [c for k in range(1, max_tools + 1) for c in _chains(k)]
@@ -193,6 +198,7 @@ def combo_tools(skill: str) -> list[str]:
     return skill.split('+')
 
 ALL_COMBOS = combinations()
+
 _COMBO_SET = frozenset(ALL_COMBOS)
 
 # %% ../../nbs/13_domains.tool_requests.ipynb #555d0893
@@ -207,6 +213,7 @@ def _lit_step(name: str, rng: random.Random, level: int) -> tuple[Call, str]:
     values, surface = draw_literals(p.lit, rng, level)
     return call(name, **values), _fill(_pick(rng, level, p.nouns), surface)
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #fea94427
 def _chained_step(name: str, index: int, rng: random.Random, level: int) -> tuple[Call, dict[str, str]]:
     "A call of tool `name` on the output of call `index`, and the surface text of its literal arguments."
     p = PHRASINGS[name]
@@ -252,13 +259,18 @@ def make_task(skill: str, style: str, level: int, rng: random.Random) -> Task:
 
 # %% ../../nbs/13_domains.tool_requests.ipynb #3c5147d5
 _MONTHS = 'January|February|March|April|May|June|July|August|September|October|November|December'
+
 _DATE = rf'\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}'
+
 _UNIT_OF = {w: u for u, ws in _UNIT_WORDS.items() for w in ws}
+
 _ALT = lambda names: '|'.join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+
 _SLOTS = {'country': _ALT(COUNTRIES), 'a': r'\d+', 'b': r'\d+', 'value': r'\d+', 'days': r'\d+',
           'unit': _ALT(_UNIT_OF), 'to': _ALT(_UNIT_OF), 'date': _DATE, 'start': _DATE, 'end': _DATE,
           'text': '[a-z]+', 'items': r'\d+(?:, \d+)* and \d+'}
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #bc927a3e
 def _literal(key: str, surface: str) -> Any:
     "The plan value of a literal's surface text."
     if key in ('a', 'b', 'value', 'days'): return Fraction(int(surface))
@@ -293,6 +305,7 @@ def _chain(plan: list[Call], name: str, literals: dict) -> list[Call] | None:
     new = plan + [call(name, **{PHRASINGS[name].slot: Ref(len(plan) - 1)}, **literals)]
     return new if '+'.join(c.name for c in new) in _COMBO_SET else None
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #c5f0f302
 def _np_readings(text: str) -> list[list[Call]]:
     "Every plan that the noun phrase `text` can name."
     out = [[c] for c in _lit_readings(text)]
@@ -309,6 +322,7 @@ def _np_readings(text: str) -> list[list[Call]]:
                 out += _join_readings(text[len(head):len(text) - len(tail)], middle, op)
     return out
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #c2cfd348
 def _join_readings(text: str, middle: str, op: str | None) -> list[list[Call]]:
     "Every (lookup, lookup[, op]) plan of `text` read as two noun phrases around a `middle`."
     out = []
@@ -334,6 +348,7 @@ def _steps_readings(text: str) -> list[list[Call]]:
                  if (b := _bind(t, step)) is not None and (new := _chain(plan, name, b))]
     return plans + joins
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #7e18a6f9
 def _unlead(request: str) -> list[str]:
     "The request as generated before a lead-in was added (itself too, since it may have had none)."
     out = [request]
@@ -343,6 +358,7 @@ def _unlead(request: str) -> list[str]:
             out.append(rest if lead.endswith(('. ', '! ')) else _sentence(rest))
     return out
 
+# %% ../../nbs/13_domains.tool_requests.ipynb #c91f846f
 def solve_request(prompt: str) -> str | None:
     "The canonical plan of a request in the generator's phrases, if it has exactly one reading; else None."
     if not isinstance(prompt, str) or len(prompt := prompt.strip()) > 400: return None

@@ -25,8 +25,10 @@ __all__ = ['EMBEDDED_COMBOS', 'METRICS', 'MNMS_TOOL_NAMES', 'TOOLS_GUIDE', 'Tool
 EMBEDDED_COMBOS = ['capital', 'population', 'upper', 'add', 'max', 'convert', 'capital+upper',
                    'capital+length', 'population+mul', 'weekday+upper', 'capital+reverse+upper',
                    'population+population+add']
+
 METRICS = ('tools', 'exact', 'execution')
 
+# %% ../../nbs/13_domains.tools.ipynb #bca555e7
 class ToolDomain(DomainBase):
     "Requests → plans of tool calls, over tool-combination skills; seeded, graded by parsing and running."
     name = 'tools'
@@ -77,6 +79,7 @@ def subskills(self: ToolDomain) -> list[str]: return [s for subs in self.skills.
 def __repr__(self: ToolDomain):
     return f'ToolDomain({len(self.combos)} tool combinations, {len(self._subskills)} subskills)'
 
+# %% ../../nbs/13_domains.tools.ipynb #f60e0efd
 @patch
 def _make(self: ToolDomain, subskill: str, level: int, rng: random.Random) -> Task:
     return make_task(*subskill.split('/'), level, rng)
@@ -97,10 +100,13 @@ def solve(self: ToolDomain, prompt: str) -> str | None:
 # %% ../../nbs/13_domains.tools.ipynb #58908d70
 MNMS_TOOL_NAMES = frozenset(tool_name(n) for n in (
     'text generation', 'text summarization', 'text classification', 'question answering', 'image generation',
-    'image captioning', 'optical character recognition', 'image classification', 'image editing', 'object detection',
-    'image segmentation', 'automatic speech recognition', 'visual question answering', 'image crop', 'image crop left',
+    'image captioning', 'optical character recognition', 'image classification', 'image editing',
+                                                   'object detection',
+    'image segmentation', 'automatic speech recognition', 'visual question answering', 'image crop',
+                                                   'image crop left',
     'image crop right', 'image crop top', 'image crop bottom', 'background blur', 'color pop', 'count', 'tag',
-    'select object', 'emoji', 'get date fact', 'get year fact', 'get math fact', 'get trivia fact', 'love calculator',
+    'select object', 'emoji', 'get date fact', 'get year fact', 'get math fact', 'get trivia fact',
+                                                   'love calculator',
     'get location', 'search movie', 'get weather', 'wikipedia simple search'))
 
 class ToolItem(BaseModel):
@@ -108,12 +114,14 @@ class ToolItem(BaseModel):
     request: str
     plan: str
 
+# %% ../../nbs/13_domains.tools.ipynb #348b7262
 TOOLS_GUIDE = ('Each item: a user request, and the gold plan that fulfils it, written as tool calls '
                'name(arg=value, ...) joined by " | ", with $k standing for the output of step k (from 0).')
 
 def _refs_earlier(plan: Sequence[Call]) -> bool:
     "Whether every reference in `plan` points to an earlier step."
-    def ok(v, i): return all(ok(x, i) for x in v) if isinstance(v, list) else not isinstance(v, Ref) or v.index < i
+    def ok(v, i):
+        return all(ok(x, i) for x in v) if isinstance(v, list) else not isinstance(v, Ref) or v.index < i
     return all(ok(v, i) for i, c in enumerate(plan) for _, v in c.args)
 
 @patch(as_prop=True)
@@ -123,6 +131,7 @@ def llm_item(self: ToolDomain) -> type[BaseModel]: return ToolItem
 def llm_guide(self: ToolDomain) -> str: return TOOLS_GUIDE + '\nTools:\n' + '\n'.join(
     f'{t.name}: {t.description}' for t in TOOLS.values())
 
+# %% ../../nbs/13_domains.tools.ipynb #02d1fab7
 @patch
 def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
@@ -135,10 +144,12 @@ def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: 
         try: final = plan_answer(plan)
         except PlanError as e: raise Rejected('plan does not execute', str(e)) from None
     elif not (all(n in MNMS_TOOL_NAMES for n in names) and _refs_earlier(plan)):
-        raise Rejected('plan does not execute', f'unknown tools {sorted(set(names) - set(TOOLS) - MNMS_TOOL_NAMES)}')
+        raise Rejected('plan does not execute',
+                       f'unknown tools {sorted(set(names) - set(TOOLS) - MNMS_TOOL_NAMES)}')
     if (solved := self.solve(item.request)) is not None and not score_plan(item.plan, solved).exact:
         raise Rejected('wrong plan', f'{fmt_plan(plan)}, not {solved}')
-    task = Task(domain='tools', prompt=item.request.strip(), answer=fmt_plan(plan), skill=skill or '+'.join(names),
+    task = Task(domain='tools', prompt=item.request.strip(), answer=fmt_plan(plan), skill=skill
+                or '+'.join(names),
                 subskill=subskill, difficulty=difficulty, metadata={'tools': names, 'final_answer': final})
     return [(task, fmt_plan(plan))]
 

@@ -29,17 +29,24 @@ __all__ = ['SHAPES', 'COLORS', 'SIZES', 'MATERIALS', 'VOCAB', 'BACKGROUND', 'LEV
 
 # %% ../../nbs/14_domains.vqa.ipynb #3ad48d8d
 SHAPES = ('circle', 'square', 'triangle', 'diamond')
+
 COLORS = {'red': (220, 40, 40), 'green': (40, 170, 70), 'blue': (45, 85, 225),
           'yellow': (240, 210, 40), 'purple': (150, 60, 200), 'cyan': (40, 210, 220)}
+
 SIZES = {'small': 0.08, 'large': 0.14}  # half the object's extent, as a fraction of the image side
+
 MATERIALS = ('rubber', 'metal', 'glass')
+
 VOCAB = {'shape': SHAPES, 'color': tuple(COLORS), 'size': tuple(SIZES), 'material': MATERIALS}
+
 BACKGROUND = (185, 185, 185)
 
+# %% ../../nbs/14_domains.vqa.ipynb #9c90c362
 def check_scene(scene: dict) -> dict:
     "Return `scene` if it is a valid scene graph, else raise a `ValueError` saying what is wrong."
     objs = scene.get('objects') if isinstance(scene, dict) else None
-    if not isinstance(objs, list) or not objs: raise ValueError('A scene is {"objects": [...]} with at least one object')
+    if not isinstance(objs, list) or not objs:
+        raise ValueError('A scene is {"objects": [...]} with at least one object')
     for i, o in enumerate(objs):
         if not isinstance(o, dict): raise ValueError(f'object {i} is not a dict: {o!r}')
         for attr, valid in VOCAB.items(): check_choice(o.get(attr), valid, f'{attr} of object {i} ({attr})')
@@ -52,8 +59,10 @@ def check_scene(scene: dict) -> dict:
 def _outline(shape: str, cx: float, cy: float, h: float) -> list[tuple[float, float]] | tuple[float, ...]:
     "The polygon (or the ellipse box, for a circle) of a shape centred at (cx, cy) with half-extent h."
     if shape == 'circle': return (cx - h, cy - h, cx + h, cy + h)
-    if shape == 'square': h *= .9; return [(cx - h, cy - h), (cx + h, cy - h), (cx + h, cy + h), (cx - h, cy + h)]
-    if shape == 'triangle': return [(cx, cy - h * 1.05), (cx + h * 1.05, cy + h * .8), (cx - h * 1.05, cy + h * .8)]
+    if shape == 'square': h *= .9; return [(cx - h, cy - h), (cx + h, cy - h),
+                                           (cx + h, cy + h), (cx - h, cy + h)]
+    if shape == 'triangle': return [(cx, cy - h * 1.05), (cx + h * 1.05, cy + h * .8),
+                                    (cx - h * 1.05, cy + h * .8)]
     return [(cx, cy - h * 1.15), (cx + h * 1.15, cy), (cx, cy + h * 1.15), (cx - h * 1.15, cy)]
 
 def _draw(draw: ImageDraw.ImageDraw, shape: str, xy, **kw):
@@ -63,6 +72,7 @@ _GLASS_ALPHA = [v * 45 // 100 for v in range(256)]  # glass lets 55% of what lie
 
 def _lighter(rgb: tuple, t: float) -> tuple: return tuple(int(c + (255 - c) * t) for c in rgb)
 
+# %% ../../nbs/14_domains.vqa.ipynb #8d4f881d
 def _draw_object(img: Image.Image, o: dict, ss: int):
     "Draw object `o` onto `img` (side S = image size × ss)."
     S, rgb = img.width, COLORS[o['color']]
@@ -76,9 +86,11 @@ def _draw_object(img: Image.Image, o: dict, ss: int):
     elif o['material'] == 'metal':
         layer = Image.new('RGB', mask.size, rgb)
         d = ImageDraw.Draw(layer)
-        for y in range(0, layer.height, 2 * ss): d.rectangle((0, y, layer.width, y + ss - 1), fill=_lighter(rgb, .35))
+        for y in range(0, layer.height, 2 * ss): d.rectangle((0, y, layer.width, y + ss - 1),
+                                                             fill=_lighter(rgb, .35))
         r = h * .35
-        d.ellipse((cx - box[0] - h * .55 - r, cy - box[1] - h * .45 - r, cx - box[0] - h * .55 + r, cy - box[1] - h * .45 + r),
+        d.ellipse((cx - box[0] - h * .55 - r, cy - box[1] - h * .45 - r, cx - box[0] - h * .55 + r,
+                   cy - box[1] - h * .45 + r),
                   fill=_lighter(rgb, .8))
         img.paste(layer, box, mask)
     else:
@@ -87,6 +99,7 @@ def _draw_object(img: Image.Image, o: dict, ss: int):
         _draw(ImageDraw.Draw(rim), o['shape'], local, outline=255, width=ss + ss // 2)
         img.paste(rgb, box, ImageChops.darker(rim, mask))
 
+# %% ../../nbs/14_domains.vqa.ipynb #53b499a3
 def render_scene(scene: dict, size: int = 64, supersample: int = 4) -> Image.Image:
     "Draw `scene` as a `size`×`size` RGB image (deterministic: the same graph gives the same pixels)."
     S = size * supersample
@@ -95,20 +108,23 @@ def render_scene(scene: dict, size: int = 64, supersample: int = 4) -> Image.Ima
     return img.reduce(supersample) if supersample > 1 else img
 
 # %% ../../nbs/14_domains.vqa.ipynb #c2b7badf
-LEVELS = {1: ((2, 3), False, False), 2: ((4, 5), True, False), 3: ((6, 8), True, True)}  # (objects, distractors, overlap)
+# (objects, distractors, overlap)
+LEVELS = {1: ((2, 3), False, False), 2: ((4, 5), True, False), 3: ((6, 8), True, True)}
 
 def _min_dist(a: dict, b: dict, overlap: bool) -> float:
     "How far apart the centres of objects `a` and `b` must be."
     ha, hb = SIZES[a['size']], SIZES[b['size']]
     return max(ha, hb) + .5 * min(ha, hb) if overlap else 1.3 * (ha + hb)
 
+# %% ../../nbs/14_domains.vqa.ipynb #9b7d43c0
 def _place(objs: list[dict], rng: random.Random, overlap: bool, fixed: int = 0, tries: int = 200) -> bool:
     "Give positions to `objs[fixed:]` so that no two objects are too close; False if it cannot."
     for i in range(fixed, len(objs)):
         h = SIZES[objs[i]['size']] + .02
         for _ in range(tries):
             x, y = round(rng.uniform(h, 1 - h), 3), round(rng.uniform(h, 1 - h), 3)
-            if all(math.dist((x, y), (p['x'], p['y'])) >= _min_dist(objs[i], p, overlap) for p in objs[:i]): break
+            if all(math.dist((x, y), (p['x'], p['y'])) >= _min_dist(objs[i], p, overlap) for p in objs[:i]):
+                break
         else: return False
         objs[i].update(x=x, y=y)
     return True
@@ -117,11 +133,13 @@ def random_object(rng: random.Random, palette: dict[str, Sequence[str]] = VOCAB)
     "An object with random attributes drawn from `palette` (attribute → values), not yet placed."
     return {a: rng.choice(palette[a]) for a in ('shape', 'color', 'size', 'material')}
 
+# %% ../../nbs/14_domains.vqa.ipynb #f2d5d1c1
 def random_scene(rng: random.Random, level: int = 1) -> dict:
     "A random scene graph at difficulty `level` (1–3), drawn with `rng`."
     (lo, hi), distract, overlap = LEVELS[check_choice(level, LEVELS, 'difficulty level')]
     while True:
-        palette = {**VOCAB, 'shape': rng.sample(SHAPES, 3), 'color': rng.sample(list(COLORS), 3)} if distract else VOCAB
+        palette = {**VOCAB, 'shape': rng.sample(SHAPES, 3),
+                   'color': rng.sample(list(COLORS), 3)} if distract else VOCAB
         objs = [random_object(rng, palette) for _ in range(rng.randint(lo, hi))]
         if _place(objs, rng, overlap): return {'objects': objs}
 
@@ -137,6 +155,7 @@ def matching(scene: dict, desc: dict) -> list[int]:
     "Indices of the objects of `scene` that fit the description `desc`."
     return [i for i, o in enumerate(scene['objects']) if all(o[a] == v for a, v in desc.items())]
 
+# %% ../../nbs/14_domains.vqa.ipynb #dbc30ed5
 def refer(scene: dict, i: int, rng: random.Random, exclude: Sequence[str] = ()) -> str | None:
     "A shortest description that picks out object `i` alone (never using the attributes in `exclude`); None if none does."
     o, attrs = scene['objects'][i], [a for a in ('shape', *_ADJ) if a not in exclude]
@@ -151,8 +170,11 @@ def article(words: str) -> str:
 
 # %% ../../nbs/14_domains.vqa.ipynb #ff2a9bbf
 MARGIN = .08
+
 NUMBERS = tuple(str(k) for k in range(11))
+
 YES_NO = ('yes', 'no')
+
 QuestionMaker = Callable[[dict, random.Random], tuple[str, str, list[str]] | None]
 
 @dataclass(frozen=True)
@@ -164,15 +186,23 @@ class QSubskill:
 
 QSUBSKILLS: dict[str, QSubskill] = {}
 
-def _register(skill: str, name: str, about: str, make: QuestionMaker): QSUBSKILLS[name] = QSubskill(skill, about, make)
+# %% ../../nbs/14_domains.vqa.ipynb #67f102b1
+def _register(skill: str, name: str, about: str,
+              make: QuestionMaker): QSUBSKILLS[name] = QSubskill(skill, about, make)
+
 def _yn(b: bool) -> str: return 'yes' if b else 'no'
 
-_ATTR_Q = {'color': ['What color is the {r}?', 'What is the color of the {r}?', 'Which color does the {r} have?',
+_ATTR_Q = {'color': ['What color is the {r}?', 'What is the color of the {r}?',
+                     'Which color does the {r} have?',
                      'The {r} is what color?'],
-           'shape': ['What shape is the {r}?', 'What is the shape of the {r}?', 'Which shape does the {r} have?',
+           'shape': ['What shape is the {r}?', 'What is the shape of the {r}?',
+                     'Which shape does the {r} have?',
                      'The {r} has what shape?'],
            'size': ['What size is the {r}?', 'How big is the {r}?', 'What is the size of the {r}?'],
-           'material': ['What material is the {r}?', 'What is the {r} made of?', 'Which material is the {r} made of?']}
+           'material': ['What material is the {r}?', 'What is the {r} made of?',
+                        'Which material is the {r} made of?']}
+
+# %% ../../nbs/14_domains.vqa.ipynb #09789612
 _ATTR_CHOOSE = {'color': 'Is the {r} {a} or {b}?', 'shape': 'Is the {r} a {a} or a {b}?',
                 'size': 'Is the {r} {a} or {b}?', 'material': 'Is the {r} made of {a} or {b}?'}
 
@@ -197,16 +227,20 @@ def _random_desc(rng: random.Random, o: dict | None = None, k: int | None = None
     return {a: o[a] for a in attrs}
 
 def _count_all(scene, rng):
-    q = rng.choice(['How many objects are there?', 'How many shapes are in the picture?', 'What is the number of objects?',
+    q = rng.choice(['How many objects are there?', 'How many shapes are in the picture?',
+                    'What is the number of objects?',
                     'How many things are in the image?', 'Count the objects.'])
     return q, str(len(scene['objects'])), list(NUMBERS)
 
+# %% ../../nbs/14_domains.vqa.ipynb #c2e3905d
 def _count_kind(scene, rng):
     desc = _random_desc(rng, rng.choice(scene['objects']) if rng.random() < .85 else None)
-    q = rng.choice(['How many {p} are there?', 'How many {p} are in the picture?', 'What number of {p} are there?',
+    q = rng.choice(['How many {p} are there?', 'How many {p} are in the picture?',
+                    'What number of {p} are there?',
                     'Count the {p}.']).format(p=phrase(desc, plural=True))
     return q, str(len(matching(scene, desc))), list(NUMBERS)
 
+# %% ../../nbs/14_domains.vqa.ipynb #21790547
 def _exists(scene, rng):
     want = rng.random() < .5
     for _ in range(50):
@@ -219,12 +253,18 @@ def _exists(scene, rng):
     return q, _yn(want), list(YES_NO)
 
 _register('counting', 'count_all', 'how many objects there are', _count_all)
-_register('counting', 'count_kind', 'how many objects of a kind (one or two attributes) there are', _count_kind)
+
+_register('counting', 'count_kind',
+          'how many objects of a kind (one or two attributes) there are', _count_kind)
+
+# %% ../../nbs/14_domains.vqa.ipynb #0630314e
 _register('existence', 'exists', 'whether an object of a kind is there', _exists)
 
 # %% ../../nbs/14_domains.vqa.ipynb #76e8480b
 _SIDES = {'left': ('x', -1), 'right': ('x', 1), 'above': ('y', -1), 'below': ('y', 1)}
-_REL_WORDS = {'left': ['left of', 'to the left of', 'on the left of'], 'right': ['right of', 'to the right of', 'on the right of'],
+
+_REL_WORDS = {'left': ['left of', 'to the left of', 'on the left of'],
+              'right': ['right of', 'to the right of', 'on the right of'],
               'above': ['above', 'over', 'higher than'], 'below': ['below', 'under', 'lower than']}
 
 def _side(a: dict, b: dict, side: str) -> bool | None:
@@ -233,6 +273,7 @@ def _side(a: dict, b: dict, side: str) -> bool | None:
     d = (a[axis] - b[axis]) * sign
     return None if abs(d) < MARGIN else d > 0
 
+# %% ../../nbs/14_domains.vqa.ipynb #da17d0cf
 def _two_refs(scene, rng, exclude=()) -> tuple[int, int, str, str] | None:
     "Two different objects and a name for each, or None."
     if len(scene['objects']) < 2: return None
@@ -252,11 +293,19 @@ def _relation(sides: tuple[str, str]) -> QuestionMaker:
             return f'Is the {ri} {w} the {rj}?', sides[0] if holds else sides[1], list(sides)
         side = rng.choice(sides)
         q = rng.choice(['Is the {a} {w} the {b}?', 'Is the {a} placed {w} the {b}?'])
-        return q.format(a=ri, b=rj, w=rng.choice(_REL_WORDS[side])), _yn(holds == (side == sides[0])), list(YES_NO)
+        return (
+            q.format(a=ri, b=rj, w=rng.choice(_REL_WORDS[side])),
+            _yn(holds == (side == sides[0])),
+            list(YES_NO),
+        )
     return make
 
-_register('spatial', 'left_right', 'whether one named object is left or right of another', _relation(('left', 'right')))
-_register('spatial', 'above_below', 'whether one named object is above or below another', _relation(('above', 'below')))
+# %% ../../nbs/14_domains.vqa.ipynb #215a9eca
+_register('spatial', 'left_right', 'whether one named object is left or right of another',
+          _relation(('left', 'right')))
+
+_register('spatial', 'above_below', 'whether one named object is above or below another',
+          _relation(('above', 'below')))
 
 # %% ../../nbs/14_domains.vqa.ipynb #89b06f97
 def _nearest(scene, rng):
@@ -264,10 +313,12 @@ def _nearest(scene, rng):
     if len(objs) < 2: return None
     i = rng.randrange(len(objs))
     if (r := refer(scene, i, rng)) is None: return None
-    d = sorted((math.dist((o['x'], o['y']), (objs[i]['x'], objs[i]['y'])), k) for k, o in enumerate(objs) if k != i)
+    d = sorted((math.dist((o['x'], o['y']), (objs[i]['x'], objs[i]['y'])), k) for k,
+               o in enumerate(objs) if k != i)
     if len(d) > 1 and d[1][0] - d[0][0] < MARGIN: return None
     attr = rng.choice(['shape', 'color'])
-    q = rng.choice([f'What {attr} is the object nearest to the {r}?', f'What is the {attr} of the object closest to the {r}?',
+    q = rng.choice([f'What {attr} is the object nearest to the {r}?',
+                    f'What is the {attr} of the object closest to the {r}?',
                     f'Which {attr} does the object next to the {r} have?'])
     return q, objs[d[0][1]][attr], list(VOCAB[attr])
 
@@ -283,28 +334,36 @@ def _exists_relation(scene, rng):
         desc = _random_desc(rng, rng.choice(objs) if want else None)
         fits = [objs[k] for k in matching(scene, desc) if k != j]
         verdicts = [_side(o, objs[j], side) for o in fits]
-        if None in verdicts or j in matching(scene, desc): continue  # too close to call, or the kind includes the reference
+        # too close to call, or the kind includes the reference
+        if None in verdicts or j in matching(scene, desc): continue
         if any(verdicts) == want: break
     else: return None
     q = rng.choice(['Is there {p} {w} the {r}?', 'Are there any {ps} {w} the {r}?'])
-    return q.format(p=article(phrase(desc)), ps=phrase(desc, plural=True), w=rng.choice(_REL_WORDS[side]), r=rj), _yn(want), list(YES_NO)
+    return q.format(p=article(phrase(desc)), ps=phrase(desc, plural=True),
+                    w=rng.choice(_REL_WORDS[side]), r=rj), _yn(want), list(YES_NO)
 
-_register('existence', 'exists_relation', 'whether an object of a kind lies on one side of a named object', _exists_relation)
+# %% ../../nbs/14_domains.vqa.ipynb #ea575da9
+_register('existence', 'exists_relation',
+          'whether an object of a kind lies on one side of a named object', _exists_relation)
 
 # %% ../../nbs/14_domains.vqa.ipynb #810464bc
 def _same(attr: str) -> QuestionMaker:
     def make(scene, rng):
         objs, want = scene['objects'], rng.random() < .5
-        pairs = [(i, j) for i, j in itertools.permutations(range(len(objs)), 2) if (objs[i][attr] == objs[j][attr]) == want]
+        pairs = [(i, j) for i, j in itertools.permutations(range(len(objs)), 2)
+                 if (objs[i][attr] == objs[j][attr]) == want]
         if not pairs: return None
         i, j = rng.choice(pairs)
         ri, rj = refer(scene, i, rng, [attr]), refer(scene, j, rng, [attr])
         if ri is None or rj is None: return None
-        q = rng.choice([f'Do the {ri} and the {rj} have the same {attr}?', f'Are the {ri} and the {rj} the same {attr}?',
-                        f'Is the {ri} the same {attr} as the {rj}?', f'Does the {ri} have the same {attr} as the {rj}?'])
+        q = rng.choice([f'Do the {ri} and the {rj} have the same {attr}?',
+                        f'Are the {ri} and the {rj} the same {attr}?',
+                        f'Is the {ri} the same {attr} as the {rj}?',
+                        f'Does the {ri} have the same {attr} as the {rj}?'])
         return q, _yn(want), list(YES_NO)
     return make
 
+# %% ../../nbs/14_domains.vqa.ipynb #413eda16
 def _more(scene, rng):
     attr, want, fewer = rng.choice(['shape', 'color']), rng.random() < .5, rng.random() < .5
     present = sorted({o[attr] for o in scene['objects']})
@@ -312,17 +371,26 @@ def _more(scene, rng):
         a, b = rng.sample(present if len(present) >= 2 and rng.random() < .8 else list(VOCAB[attr]), 2)
         na, nb = len(matching(scene, {attr: a})), len(matching(scene, {attr: b}))
         if na != nb or not want: break
-    if na != nb and ((na < nb) == fewer) != want: a, b, na, nb = b, a, nb, na  # order them so that the answer is `want`
+    # order them so that the answer is `want`
+    if na != nb and ((na < nb) == fewer) != want: a, b, na, nb = b, a, nb, na
     pa, pb = (phrase({attr: v}, plural=True) if attr == 'shape' else f'{v} objects' for v in (a, b))
     if fewer:
-        q = rng.choice([f'Are there fewer {pa} than {pb}?', f'Is the number of {pa} smaller than the number of {pb}?'])
+        q = rng.choice([f'Are there fewer {pa} than {pb}?',
+                        f'Is the number of {pa} smaller than the number of {pb}?'])
         return q, _yn(na < nb), list(YES_NO)
-    q = rng.choice([f'Are there more {pa} than {pb}?', f'Is the number of {pa} greater than the number of {pb}?'])
+    q = rng.choice([f'Are there more {pa} than {pb}?',
+                    f'Is the number of {pa} greater than the number of {pb}?'])
     return q, _yn(na > nb), list(YES_NO)
 
-_register('comparison', 'same_color', 'whether two objects named without their colour share it', _same('color'))
-_register('comparison', 'same_shape', 'whether two objects named without their shape share it', _same('shape'))
-_register('comparison', 'more_than', 'whether there are more (or fewer) objects of one shape or colour than of another', _more)
+# %% ../../nbs/14_domains.vqa.ipynb #a062fb3b
+_register('comparison', 'same_color',
+          'whether two objects named without their colour share it', _same('color'))
+
+_register('comparison', 'same_shape',
+          'whether two objects named without their shape share it', _same('shape'))
+
+_register('comparison', 'more_than',
+          'whether there are more (or fewer) objects of one shape or colour than of another', _more)
 
 # %% ../../nbs/14_domains.vqa.ipynb #17798068
 VQA_TAXONOMY = Taxonomy(QSUBSKILLS, about='about')   # skill → subskills, with what each asks
@@ -341,23 +409,29 @@ def make_task(subskill: str, level: int, rng: random.Random, image_size: int = 6
     check_choice(level, LEVELS, 'difficulty level')
     while True:
         scene = random_scene(rng, level)
-        if (out := sub.make(scene, rng)) is not None: return scene_task(scene, *out, subskill, level, image_size)
+        if (out := sub.make(scene, rng)) is not None:
+            return scene_task(scene, *out, subskill, level, image_size)
 
 # %% ../../nbs/14_domains.vqa.ipynb #c2138c44
 @lru_cache(maxsize=4096)
-def _render_cached(scene_json: str, size: int) -> Image.Image: return render_scene(json.loads(scene_json), size)
+def _render_cached(scene_json: str, size: int) -> Image.Image:
+    return render_scene(json.loads(scene_json), size)
 
+# %% ../../nbs/14_domains.vqa.ipynb #f7ff2b8a
 def task_image(item: Task | Datum, size: int | None = None) -> Image.Image:
     "The RGB image of a VQA task or datum: its image file if it has one, else its scene rendered (`size` overrides the task's)."
     md = item.metadata
     if md.get('image_path'):
         if not Path(md['image_path']).is_absolute() and not Path(md['image_path']).exists():
-            raise FileNotFoundError(f"No image at {md['image_path']!r} (relative to the working directory); an image path read from a "
-                                    "JSONL file is relative to that file's folder: `resolve_images(items, folder)` makes it whole")
+            raise FileNotFoundError(f"No image at {md['image_path']!r} (relative to the working directory); "
+                                    f"an image path read from a "
+                                    "JSONL file is relative to that file's folder: `resolve_images(items, "
+                                    "folder)` makes it whole")
         with Image.open(md['image_path']) as im:
             im = im.convert('RGB')
         return im.resize((size, size), Image.BILINEAR) if size else im
-    if 'scene' not in md: raise ValueError(f'Task {item.id} has neither an image_path nor a scene in its metadata')
+    if 'scene' not in md: raise ValueError(f'Task {item.id} has neither an image_path nor a scene in its '
+                                           f'metadata')
     return _render_cached(json.dumps(md['scene'], sort_keys=True), size or md.get('image_size', 64)).copy()
 
 # %% ../../nbs/14_domains.vqa.ipynb #3eafeee2
@@ -371,6 +445,7 @@ def _write_png(img: Image.Image, path: Path) -> None:
     try: img.save(tmp, 'PNG'); os.replace(tmp, path)
     finally: tmp.unlink(missing_ok=True)
 
+# %% ../../nbs/14_domains.vqa.ipynb #76bd06df
 def _png_name(item: Task | Datum, folder: Path) -> str:
     "The file name of the item's image in `folder` (resolved): its own if it is there already, else its file's hash, else its scene's id."
     md = item.metadata
@@ -378,10 +453,13 @@ def _png_name(item: Task | Datum, folder: Path) -> str:
         p = Path(md['image_path'])
         if p.suffix == '.png' and p.parent.resolve() == folder: return p.name
         return hashlib.sha256(p.read_bytes()).hexdigest()[:16] + '.png'
-    if 'scene' not in md: raise ValueError(f'Item {item.id} has neither an image_path nor a scene in its metadata')
+    if 'scene' not in md: raise ValueError(f'Item {item.id} has neither an image_path nor a scene in its '
+                                           f'metadata')
     return scene_id(md['scene']) + '.png'
 
-def save_images(items: Sequence[Task | Datum], folder: str | Path, relative_to: str | Path | None = None) -> list[Task | Datum]:
+# %% ../../nbs/14_domains.vqa.ipynb #871231a2
+def save_images(items: Sequence[Task | Datum], folder: str | Path,
+                relative_to: str | Path | None = None) -> list[Task | Datum]:
     "Write each item's image to `folder` as a PNG (one file per distinct image, written atomically); return the items with `image_path` set, relative to `relative_to` if given."
     folder, out = Path(folder), []
     folder.mkdir(parents=True, exist_ok=True)
@@ -399,7 +477,8 @@ def resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task
     def fix(it):
         p = it.metadata.get('image_path')
         if not p or Path(p).is_absolute(): return it
-        return it.model_copy(update={'metadata': {**it.metadata, 'image_path': os.path.abspath(Path(base) / p)}})
+        return it.model_copy(update={'metadata': {**it.metadata,
+                                                  'image_path': os.path.abspath(Path(base) / p)}})
     return [fix(it) for it in items]
 
 def image_key(item: Task | Datum) -> str:
@@ -407,15 +486,19 @@ def image_key(item: Task | Datum) -> str:
     md = item.metadata
     return scene_id(md['scene']) if 'scene' in md else str(md.get('image_path', ''))
 
+# %% ../../nbs/14_domains.vqa.ipynb #abf63f62
 def vqa_datum(task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
     "A training `Datum` that teaches `task`'s answer (or `response`), keeping what `task_image` needs to show its image; its id covers the image."
-    keep = {k: task.metadata[k] for k in ('scene', 'image_size', 'image_path', 'options') if k in task.metadata}
+    keep = {k: task.metadata[k]
+            for k in ('scene', 'image_size', 'image_path', 'options') if k in task.metadata}
     d = Datum.from_task(task, source=source, **keep, **metadata)
     response = task.answer if response is None else response
-    return d.model_copy(update={'response': response, 'id': stable_id(task.prompt, response, image_key(task))})
+    return d.model_copy(update={'response': response,
+                                'id': stable_id(task.prompt, response, image_key(task))})
 
 # %% ../../nbs/14_domains.vqa.ipynb #cc1abdfc
 _NUMBER_WORDS = dict(zip('zero one two three four five six seven eight nine ten'.split(), NUMBERS))
+
 _SYNONYMS = {'colour': 'color', 'grey': 'gray'}
 
 def normalize_vqa(s: str) -> str:
@@ -425,6 +508,7 @@ def normalize_vqa(s: str) -> str:
     words = [_SYNONYMS.get(w, _NUMBER_WORDS.get(w, w)) for w in s.split() if w not in ('a', 'an', 'the')]
     return ' '.join(words)
 
+# %% ../../nbs/14_domains.vqa.ipynb #81144545
 def read_answer(response: str, options: Sequence[str] | None = None) -> str:
     "The normalised answer in `response`: what follows 'answer is', else all of it; for a closed question, the one option it names."
     r = normalize_vqa(response)
@@ -441,33 +525,42 @@ def grade_vqa(response: str, answer: str, options: Sequence[str] | None = None) 
     return False, f'wrong: read {got[:80]!r}, expected {want!r}'
 
 # %% ../../nbs/14_domains.vqa.ipynb #6692828e
-NB_SUFFIX = {'yes_no': 'Please answer Yes or No.', 'multiple_choice': 'Please output the letter corresponding to the correct option.'}
+NB_SUFFIX = {'yes_no': 'Please answer Yes or No.',
+             'multiple_choice': 'Please output the letter corresponding to the correct option.'}
+
 NB_PAIRS = ('q0_i0', 'q0_i1', 'q1_i0', 'q1_i1')
+
 NB_GOLD = {'q0_i0': 1, 'q0_i1': 0, 'q1_i0': 0, 'q1_i1': 1}  # what the official script assumes
 
 def naturalbench_read(response: str, question_type: str) -> int:
     "NaturalBench's answer reading: 1 if 'yes' (or 'A') comes first as a word (any case), 0 if 'no' (or 'B'), -1 if neither."
-    words = {'yes_no': ('yes', 'no'), 'multiple_choice': ('A', 'B')}[check_choice(question_type, NB_SUFFIX, 'question type')]
+    words = {'yes_no': ('yes', 'no'),
+             'multiple_choice': ('A', 'B')}[check_choice(question_type, NB_SUFFIX, 'question type')]
     pos = [m.start() if (m := re.search(rf'\b{w}\b', str(response), re.IGNORECASE)) else -1 for w in words]
     if pos == [-1, -1]: return -1
     return 1 if pos[1] == -1 or -1 < pos[0] < pos[1] else 0
 
 def _nb_gold(answer: str) -> int: return 1 if answer.strip().lower() in ('yes', 'a') else 0
 
+# %% ../../nbs/14_domains.vqa.ipynb #f90d05a4
 def naturalbench_scores(tasks: Sequence[Task], responses: Sequence[str]) -> dict[str, float]:
     "NaturalBench's question, image, binary and group scores of `responses` to complete 4-pair groups of `tasks`."
     if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} responses')
     groups: dict[Any, dict[str, bool]] = {}
     for t, r in zip(tasks, responses):
         md = t.metadata
-        groups.setdefault(md['group'], {})[md['pair']] = naturalbench_read(r, md['question_type']) == _nb_gold(t.answer)
+        groups.setdefault(md['group'], {})[md['pair']] = naturalbench_read(
+            r, md['question_type']
+        ) == _nb_gold(t.answer)
     if not groups: raise ValueError('naturalbench_scores needs at least one group of 4 tasks; got none')
     if bad := [g for g, ok in groups.items() if set(ok) != set(NB_PAIRS)]:
-        raise ValueError(f'NaturalBench group {bad[0]!r} is incomplete: it needs the pairs {", ".join(NB_PAIRS)}')
+        raise ValueError(f'NaturalBench group {bad[0]!r} is incomplete: it needs the pairs '
+                         f'{", ".join(NB_PAIRS)}')
     n = len(groups)
     q = sum(ok[f'q{k}_i0'] and ok[f'q{k}_i1'] for ok in groups.values() for k in (0, 1))
     im = sum(ok[f'q0_i{k}'] and ok[f'q1_i{k}'] for ok in groups.values() for k in (0, 1))
-    return {'question': q / (2 * n), 'image': im / (2 * n), 'binary': sum(sum(ok.values()) for ok in groups.values()) / (4 * n),
+    return {'question': q / (2 * n), 'image': im / (2 * n),
+            'binary': sum(sum(ok.values()) for ok in groups.values()) / (4 * n),
             'group': sum(all(ok.values()) for ok in groups.values()) / n, 'groups': n}
 
 # %% ../../nbs/14_domains.vqa.ipynb #5f199a31
@@ -480,7 +573,8 @@ class VQADomain(DomainBase):
 
     def __repr__(self): return f'VQADomain({len(self.subskills)} subskills, {self.image_size}px images)'
 
-    def _make(self, subskill: str, level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng, self.image_size)
+    def _make(self, subskill: str,
+              level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng, self.image_size)
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Grade `response` to `task` (NaturalBench's reading for its tasks, else `grade_vqa`); the feedback says why."
@@ -523,8 +617,10 @@ _WORDS = {**{c: ('color', c) for c in COLORS}, 'violet': ('color', 'purple'), 't
 _NOUNS = {**{s: s for s in SHAPES}, 'sphere': 'circle', 'ball': 'circle', 'disc': 'circle', 'cube': 'square',
           'box': 'square', 'block': 'square', 'pyramid': 'triangle', 'cone': 'triangle', 'rhombus': 'diamond',
           'object': None, 'thing': None, 'shape': None}
-_COUNTS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, **{str(k): k for k in range(1, 6)}}
-_RELS = [(r'\b(?:to the left of|on the left of|left of)\b', 'left'), (r'\b(?:to the right of|on the right of|right of)\b', 'right'),
+_COUNTS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5,
+           **{str(k): k for k in range(1, 6)}}
+_RELS = [(r'\b(?:to the left of|on the left of|left of)\b', 'left'),
+         (r'\b(?:to the right of|on the right of|right of)\b', 'right'),
          (r'\b(?:on top of|above|over)\b', 'above'), (r'\b(?:below|under|beneath|underneath)\b', 'below')]
 MAX_OBJECTS = 10
 
@@ -535,17 +631,20 @@ def _noun(w: str) -> tuple[bool, str | None] | None:
         if form in _NOUNS: return True, _NOUNS[form]
     return None
 
+# %% ../../nbs/14_domains.vqa.ipynb #79703a58
 def _np(words: list[str], spec: str) -> tuple[dict, int, bool]:
     "The description, count and definiteness ('the') of one noun phrase."
     desc, count, definite = {}, 1, False
     if words and words[0] == 'the': definite, words = True, words[1:]
     elif words and words[0] in _COUNTS: count, words = _COUNTS[words[0]], words[1:]
     if not words or _noun(words[-1]) is None:
-        raise ValueError(f'In the scene spec {spec!r}: {" ".join(words) or "a phrase"!r} does not end with a shape '
+        raise ValueError(f'In the scene spec {spec!r}: {" ".join(words) or "a phrase"!r} does not end with '
+                         f'a shape '
                          f'({", ".join(_NOUNS)})')
     for w in words[:-1]:
         if w not in _WORDS: raise ValueError(f'In the scene spec {spec!r}: unknown word {w!r}; known words: '
-                                             f'{", ".join([*_COUNTS][:5] + [*_WORDS])}, and shapes {", ".join(_NOUNS)}')
+                                             f'{", ".join([*_COUNTS][:5] + [*_WORDS])}, and shapes '
+                                             f'{", ".join(_NOUNS)}')
         desc[_WORDS[w][0]] = _WORDS[w][1]
     if (shape := _noun(words[-1])[1]): desc['shape'] = shape
     return desc, count, definite
@@ -555,7 +654,8 @@ def parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[in
     "The objects (partial descriptions) and relations `(i, side, j)` that a text or JSON scene spec asks for."
     if isinstance(spec, str) and spec.strip()[:1] in '[{':
         try: spec = json.loads(spec)
-        except json.JSONDecodeError as e: raise ValueError(f'The scene spec is not valid JSON: {e.msg}') from None
+        except json.JSONDecodeError as e: raise ValueError(f'The scene spec is not valid JSON: '
+                                                           f'{e.msg}') from None
     if isinstance(spec, (dict, list)): return _parse_json_spec(spec)
     text = re.sub(r'[^\w\s,;]', ' ', str(spec).lower())
     for pat, side in _RELS: text = re.sub(pat, f' @{side} ', text)
@@ -566,81 +666,107 @@ def parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[in
         prev = None
         for k in range(0, len(parts), 2):
             desc, count, definite = _np(parts[k].split(), str(spec))
-            if definite and len(m := [i for i, o in enumerate(objs) if all(o.get(a) == v for a, v in desc.items())]) == 1: ids = m
+            if definite and len(m := [i for i, o in enumerate(objs)
+                                      if all(o.get(a) == v for a, v in desc.items())]) == 1: ids = m
             else:
                 ids = list(range(len(objs), len(objs) + count)); objs += [dict(desc) for _ in range(count)]
             if prev is not None: rels += [(i, parts[k - 1], j) for i in prev for j in ids]
             prev = ids
     if not objs: raise ValueError(f'The scene spec {spec!r} names no object')
-    if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most {MAX_OBJECTS} fit')
+    if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most '
+                                                 f'{MAX_OBJECTS} fit')
     return objs, rels
 
 # %% ../../nbs/14_domains.vqa.ipynb #22cb1dd5
 def _parse_json_spec(spec: dict | list) -> tuple[list[dict], list[tuple[int, str, int]]]:
     objs = spec.get('objects') if isinstance(spec, dict) else spec
     rels = spec.get('relations', []) if isinstance(spec, dict) else []
-    if not isinstance(objs, list) or not objs: raise ValueError('A JSON scene spec needs a non-empty list of objects')
-    if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most {MAX_OBJECTS} fit')
+    if not isinstance(objs, list) or not objs:
+        raise ValueError('A JSON scene spec needs a non-empty list of objects')
+    if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most '
+                                                 f'{MAX_OBJECTS} fit')
     out = []
     for i, o in enumerate(objs):
         if not isinstance(o, dict): raise ValueError(f'object {i} of the scene spec is not a dict: {o!r}')
-        if unknown := set(o) - {*VOCAB, 'x', 'y'}: raise ValueError(f'object {i}: unknown keys {sorted(unknown)}; known: {", ".join([*VOCAB, "x", "y"])}')
+        if unknown := set(o) - {*VOCAB, 'x', 'y'}:
+            raise ValueError(
+                f'object {i}: unknown keys {sorted(unknown)}; known: {", ".join([*VOCAB, "x", "y"])}'
+            )
         for a in VOCAB:
             if a in o: check_choice(o[a], VOCAB[a], f'{a} of object {i} ({a})')
         out.append(dict(o))
     for r in rels:
-        if not (isinstance(r, (list, tuple)) and len(r) == 3 and r[1] in _SIDES and all(isinstance(k, int) and 0 <= k < len(out) for k in (r[0], r[2]))):
-            raise ValueError(f'A relation is [i, side, j] with object indices and side one of {", ".join(_SIDES)}; got {r!r}')
+        if not (isinstance(r, (list, tuple)) and len(r) == 3 and r[1] in _SIDES
+                and all(isinstance(k, int) and 0 <= k < len(out) for k in (r[0], r[2]))):
+            raise ValueError(f'A relation is [i, side, j] with object indices and side one of '
+                             f'{", ".join(_SIDES)}; got {r!r}')
     return out, [tuple(r) for r in rels]
 
 # %% ../../nbs/14_domains.vqa.ipynb #bf081731
-def layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, int]] = (), rng: random.Random | None = None,
+def layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, int]] = (),
+                 rng: random.Random | None = None,
                  distractors: int = 0, tries: int = 500) -> dict:
     "A scene graph with `objects` (attributes not given drawn at random), placed so that the `relations` hold, plus `distractors` random objects."
     rng = rng or random.Random(0)
     objs = [{**random_object(rng), **o} for o in objects] + [random_object(rng) for _ in range(distractors)]
-    order = sorted(range(len(objs)), key=lambda k: not ('x' in objs[k] and 'y' in objs[k]))  # objects with a given position first
+    # objects with a given position first
+    order = sorted(range(len(objs)), key=lambda k: not ('x' in objs[k] and 'y' in objs[k]))
     ordered, n_fixed = [objs[k] for k in order], sum('x' in o and 'y' in o for o in objs)
     for _ in range(tries):
-        if _place(ordered, rng, len(objs) > 5, fixed=n_fixed, tries=50) and all(_side(objs[i], objs[j], side) for i, side, j in relations): break
-    else: raise ValueError(f'Cannot place {len(objs)} objects so that {list(relations)} all hold; ask for fewer objects or relations')
+        if _place(ordered, rng, len(objs) > 5,
+                  fixed=n_fixed, tries=50) and all(_side(objs[i], objs[j], side) for i,
+                                                   side, j in relations): break
+    else: raise ValueError(f'Cannot place {len(objs)} objects so that {list(relations)} all hold; ask for '
+                           f'fewer objects or relations')
     return check_scene({'objects': objs})
 
 # %% ../../nbs/14_domains.vqa.ipynb #23ce1199
-def _level(scene: dict) -> int: return 1 if len(scene['objects']) <= 3 else 2 if len(scene['objects']) <= 5 else 3
+def _level(scene: dict) -> int:
+    return 1 if len(scene['objects']) <= 3 else 2 if len(scene['objects']) <= 5 else 3
 
 def spec_text(spec: str | dict | list) -> str:
     "The text prompt of a scene spec (a JSON spec is described in words), for a text-to-image model."
     if isinstance(spec, str) and spec.strip()[:1] not in '[{': return spec
     objs, rels = parse_scene_spec(spec)
     words = [article(phrase(o)) for o in objs]
-    return ', '.join(words + [f'the {phrase(objs[i])} {_REL_WORDS[s][1]} the {phrase(objs[j])}' for i, s, j in rels])
+    return ', '.join(words + [f'the {phrase(objs[i])} {_REL_WORDS[s][1]} the '
+                              f'{phrase(objs[j])}' for i, s, j in rels])
 
+# %% ../../nbs/14_domains.vqa.ipynb #6dea24ea
 class SceneEngine:
     "Turns a teacher's scene description into an image and questions about it: rendered (default) or from a text-to-image hook."
     def __init__(self, image_size: int = 64, text_to_image: Callable[[str], Image.Image] | None = None,
                  image_dir: str | Path | None = None):
-        if text_to_image is not None and image_dir is None: raise ValueError('A text_to_image hook needs an image_dir for its PNGs')
-        self.image_size, self.text_to_image, self.image_dir = image_size, text_to_image, image_dir and Path(image_dir)
+        if text_to_image is not None and image_dir is None:
+            raise ValueError('A text_to_image hook needs an image_dir for its PNGs')
+        self.image_size, self.text_to_image, self.image_dir = (
+            image_size,
+            text_to_image,
+            image_dir and Path(image_dir),
+        )
 
     def scene(self, spec: str | dict | list, *, seed: int = 0, distractors: int = 0) -> dict:
         "The scene graph of `spec`, laid out with `seed`."
         return layout_scene(*parse_scene_spec(spec), rng=random.Random(seed), distractors=distractors)
 
-    def tasks(self, spec: str | dict | list, *, n: int = 4, subskills: Sequence[str] | None = None, seed: int = 0,
+    def tasks(self, spec: str | dict | list, *, n: int = 4, subskills: Sequence[str] | None = None,
+              seed: int = 0,
               distractors: int = 0) -> list[Task]:
         "Up to `n` distinct questions (of `subskills`, default all) about the image of `spec`, with answers from its scene graph."
         subs = [check_choice(s, QSUBSKILLS, 'subskill') for s in subskills or QSUBSKILLS]
         scene, rng = self.scene(spec, seed=seed, distractors=distractors), random.Random(seed)
         extra = {'spec': spec if isinstance(spec, str) else json.dumps(spec)}
-        if self.text_to_image is not None: extra |= {'image_path': str(self._generate(spec, seed)), 'verified': False, 'image_source': 'text_to_image'}
+        if self.text_to_image is not None: extra |= {'image_path': str(self._generate(spec, seed)),
+                                                     'verified': False, 'image_source': 'text_to_image'}
         out, seen, order = [], set(), rng.sample(subs, len(subs))
         for k in range(20 * n):
             if len(out) == n: break
             sub = order[k % len(order)]
             if (q := QSUBSKILLS[sub].make(scene, rng)) and q[0] not in seen:
-                seen.add(q[0]); out.append(scene_task(scene, *q, sub, _level(scene), self.image_size, **extra))
-        if not out: raise ValueError(f'No {", ".join(subs)} question can be asked about {spec!r}; try other subskills or more objects')
+                seen.add(q[0]); out.append(scene_task(scene, *q, sub, _level(scene),
+                                                      self.image_size, **extra))
+        if not out: raise ValueError(f'No {", ".join(subs)} question can be asked about {spec!r}; try other '
+                                     f'subskills or more objects')
         return out
 
     def _generate(self, spec, seed: int) -> Path:
@@ -649,7 +775,8 @@ class SceneEngine:
         if not path.exists():
             self.image_dir.mkdir(parents=True, exist_ok=True)
             img = self.text_to_image(text)
-            if not isinstance(img, Image.Image): raise TypeError(f'text_to_image must return a PIL image, got {type(img).__name__}')
+            if not isinstance(img, Image.Image):
+                raise TypeError(f'text_to_image must return a PIL image, got {type(img).__name__}')
             img.convert('RGB').save(path)
         return path
 
@@ -662,7 +789,8 @@ def show_scenes(tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None 
     for label, a in answers.items():
         if len(a) != len(tasks): raise ValueError(f'{len(tasks)} tasks but {len(a)} answers from {label!r}')
     nrows = math.ceil(len(tasks) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, (3.0 + .2 * (1 + len(answers))) * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols,
+                             figsize=(2.6 * ncols, (3.0 + .2 * (1 + len(answers))) * nrows), squeeze=False)
     for ax in axes.flat: ax.axis('off')
     for k, (t, ax) in enumerate(zip(tasks, axes.flat)):
         ax.imshow(task_image(t), interpolation='nearest')
@@ -692,23 +820,29 @@ def _image_file(folder: Path, name: str) -> Path | None:
 
 def _gqa_options(q: dict) -> list[str] | None:
     "The closed answer set of a GQA question: yes/no for a binary question, the choices of a choose question; else None."
-    if q.get('answer') in YES_NO and q.get('types', {}).get('structural') in ('verify', 'logical', 'compare'): return list(YES_NO)
+    if q.get('answer') in YES_NO and q.get('types', {}).get('structural') in ('verify', 'logical', 'compare'):
+        return list(YES_NO)
     for op in q.get('semantic') or []:
-        if '|' in str(op.get('argument', '')) and q.get('answer') in (choices := op['argument'].split('|')): return choices
+        if '|' in str(op.get('argument', '')) and q.get('answer') in (choices := op['argument'].split('|')):
+            return choices
     return None
 
 # %% ../../nbs/14_domains.vqa.ipynb #6a201c0d
 def gqa_task(qid: str, q: dict, image_dir: Path | None, where: str) -> Task:
     "A `Task` from one GQA question; `where` names it in errors."
-    if not isinstance(q, dict) or (missing := [f for f in ('question', 'imageId') if not isinstance(q.get(f), str)]):
-        raise JsonlError(f'{where}: question {qid} is not a GQA question (missing or not strings: {", ".join(missing) if isinstance(q, dict) else "all"})')
+    if not isinstance(q, dict) or (missing := [f for f in ('question', 'imageId')
+                                               if not isinstance(q.get(f), str)]):
+        raise JsonlError(f'{where}: question {qid} is not a GQA question (missing or not strings: '
+                         f'{", ".join(missing) if isinstance(q, dict) else "all"})')
     if not isinstance(q.get('answer'), str):
         raise JsonlError(f'{where}: question {qid} has no answer (GQA test and challenge files carry none)')
     types = q.get('types') or {}
     path = _image_file(image_dir, q['imageId']) if image_dir else None
-    return Task(id=f'gqa-{qid}', domain='vqa', prompt=q['question'], answer=q['answer'], skill=types.get('semantic') or 'gqa',
+    return Task(id=f'gqa-{qid}', domain='vqa', prompt=q['question'], answer=q['answer'],
+                skill=types.get('semantic') or 'gqa',
                 subskill=types.get('detailed') or '', difficulty=len(q.get('semantic') or []),
-                metadata={'benchmark': 'gqa', 'question_id': qid, 'image_id': q['imageId'], 'options': _gqa_options(q),
+                metadata={'benchmark': 'gqa', 'question_id': qid, 'image_id': q['imageId'],
+                          'options': _gqa_options(q),
                           'image_path': str(path) if path else None, 'full_answer': q.get('fullAnswer'),
                           'is_balanced': q.get('isBalanced'), 'equivalent': q.get('equivalent') or [qid],
                           'structural': types.get('structural'), 'source': where})
@@ -718,21 +852,26 @@ def _read_json(p: Path) -> Any:
     try: return json.loads(p.read_text(encoding='utf-8'))
     except json.JSONDecodeError as e: raise JsonlError(f'{p}: not valid JSON ({e.msg})') from None
 
+# %% ../../nbs/14_domains.vqa.ipynb #d34b9c93
 def load_gqa(questions: str | Path, image_dir: str | Path | None = None, *, balanced_only: bool = True,
              check_images: bool = True) -> list[Task]:
     "Tasks from a GQA questions file (or a folder of chunks), with image paths from `image_dir`, in file order."
     questions = Path(questions)
     if not questions.exists(): raise FileNotFoundError(f'No GQA questions at {questions}')
-    files = sorted(questions.glob('*.json'), key=lambda p: (len(p.stem), p.stem)) if questions.is_dir() else [questions]
+    files = sorted(questions.glob('*.json'),
+                   key=lambda p: (len(p.stem), p.stem)) if questions.is_dir() else [questions]
     image_dir, tasks = Path(image_dir) if image_dir else None, []
     for f in files:
         data = _read_json(f)
-        if not isinstance(data, dict): raise JsonlError(f'{f}: a GQA questions file is one JSON dict {{questionId: question}}')
+        if not isinstance(data, dict): raise JsonlError(f'{f}: a GQA questions file is one JSON dict '
+                                                        f'{{questionId: question}}')
         tasks += [gqa_task(str(qid), q, image_dir, str(f)) for qid, q in data.items()
                   if not balanced_only or (isinstance(q, dict) and q.get('isBalanced') is not False)]
     if image_dir and check_images and (missing := [t for t in tasks if t.metadata['image_path'] is None]):
-        raise FileNotFoundError(f'{len(missing)} GQA images missing from {image_dir}, e.g. {missing[0].metadata["image_id"]}.jpg '
-                                f'(question {missing[0].metadata["question_id"]}); pass check_images=False to load anyway')
+        raise FileNotFoundError(f'{len(missing)} GQA images missing from {image_dir}, e.g. '
+                                f'{missing[0].metadata["image_id"]}.jpg '
+                                f'(question {missing[0].metadata["question_id"]}); pass check_images=False '
+                                f'to load anyway')
     return tasks
 
 # %% ../../nbs/14_domains.vqa.ipynb #f4a4dd88
@@ -752,11 +891,14 @@ def gqa_splits(val_questions: str | Path, testdev_questions: str | Path, image_d
     return {name: gqa_balanced_subset(load_gqa(p, image_dir, check_images=check_images), per_type, seed)
             for name, p in (('val', val_questions), ('test', testdev_questions))}
 
+# %% ../../nbs/14_domains.vqa.ipynb #5e0e3f3b
 def gqa_subset_rows(tasks: Sequence[Task]) -> list[dict]:
     "The rows of DataEnvGym's GQA subset JSONL for `tasks`."
-    return [{'question_id': t.metadata['question_id'], 'question': t.prompt, 'image_name': t.metadata['image_id'],
+    return [{'question_id': t.metadata['question_id'], 'question': t.prompt,
+             'image_name': t.metadata['image_id'],
              'answer': t.answer, 'question_type': t.subskill} for t in tasks]
 
+# %% ../../nbs/14_domains.vqa.ipynb #5e68047b
 def load_gqa_subset(path: str | Path, image_dir: str | Path | None = None) -> list[Task]:
     "Tasks from a DataEnvGym GQA subset JSONL file (`question_id, question, image_name, answer, question_type`)."
     path, image_dir, tasks = Path(path), Path(image_dir) if image_dir else None, []
@@ -767,20 +909,36 @@ def load_gqa_subset(path: str | Path, image_dir: str | Path | None = None) -> li
             try: row = json.loads(line)
             except json.JSONDecodeError as e: raise JsonlError(f'{where}: not valid JSON ({e.msg})') from None
             fields = ('question_id', 'question', 'image_name', 'answer', 'question_type')
-            if not isinstance(row, dict) or (missing := [k for k in fields if not isinstance(row.get(k), str)]):
+            if not isinstance(row, dict) or (missing := [k for k in fields
+                                                         if not isinstance(row.get(k), str)]):
                 raise JsonlError(f'{where}: not a GQA subset row (needs string fields {", ".join(fields)})')
             img = _image_file(image_dir, row['image_name']) if image_dir else None
-            if image_dir and img is None: raise FileNotFoundError(f'{where}: no image {row["image_name"]}.jpg in {image_dir}')
-            tasks.append(Task(id=f'gqa-{row["question_id"]}', domain='vqa', prompt=row['question'], answer=row['answer'],
-                              skill=row['question_type'], metadata={'benchmark': 'gqa', 'question_id': row['question_id'],
-                              'image_id': row['image_name'], 'image_path': str(img) if img else None, 'source': where}))
+            if image_dir and img is None:
+                raise FileNotFoundError(f'{where}: no image {row["image_name"]}.jpg in {image_dir}')
+            tasks.append(
+                Task(
+                    id=f'gqa-{row["question_id"]}',
+                    domain='vqa',
+                    prompt=row['question'],
+                    answer=row['answer'],
+                    skill=row['question_type'],
+                    metadata={
+                        'benchmark': 'gqa',
+                        'question_id': row['question_id'],
+                        'image_id': row['image_name'],
+                        'image_path': str(img) if img else None,
+                        'source': where,
+                    },
+                )
+            )
     return tasks
 
 # %% ../../nbs/14_domains.vqa.ipynb #ba5e20f0
 def _nb_image(img: Any, row_no: int, i: int, base: Path, image_dir: Path | None, where: str) -> Path:
     "The image file of one NaturalBench image struct: its path, or its bytes written to `image_dir`."
     if isinstance(img, dict) and img.get('bytes'):
-        if image_dir is None: raise ValueError(f'{where}: images are embedded; pass an image_dir to write them to')
+        if image_dir is None: raise ValueError(f'{where}: images are embedded; pass an image_dir to write '
+                                               f'them to')
         data = img['bytes']
         ext = {'PNG': 'png', 'JPEG': 'jpg'}.get(Image.open(io.BytesIO(data)).format, 'img')
         path = image_dir / f'{row_no}_image_{i}.{ext}'
@@ -796,9 +954,11 @@ def _nb_image(img: Any, row_no: int, i: int, base: Path, image_dir: Path | None,
 def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | None, where: str) -> list[Task]:
     "The four tasks (q0_i0, q0_i1, q1_i0, q1_i1) of one NaturalBench row."
     qtype = row.get('Question Type', row.get('Question_Type'))
-    if qtype not in NB_SUFFIX: raise JsonlError(f'{where}: Question Type must be yes_no or multiple_choice, got {qtype!r}')
+    if qtype not in NB_SUFFIX: raise JsonlError(f'{where}: Question Type must be yes_no or multiple_choice, '
+                                                f'got {qtype!r}')
     need = ['Question_0', 'Question_1'] + [f'Image_{i}_Question_{q}' for q in (0, 1) for i in (0, 1)]
-    if missing := [k for k in need if not isinstance(row.get(k), str)]: raise JsonlError(f'{where}: missing or not strings: {", ".join(missing)}')
+    if missing := [k for k in need if not isinstance(row.get(k), str)]:
+        raise JsonlError(f'{where}: missing or not strings: {", ".join(missing)}')
     group = row.get('Index', row_no)
     group = int(group) if isinstance(group, (int, float)) or hasattr(group, 'item') else group
     images = [_nb_image(row.get(f'Image_{i}'), row_no, i, base, image_dir, where) for i in (0, 1)]
@@ -806,13 +966,18 @@ def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | Non
     for q in (0, 1):
         for i in (0, 1):
             pair, answer = f'q{q}_i{i}', row[f'Image_{i}_Question_{q}']
-            tasks.append(Task(id=stable_id('naturalbench', group, pair), domain='vqa', prompt=row[f'Question_{q}'] + NB_SUFFIX[qtype],
+            tasks.append(Task(id=stable_id('naturalbench', group, pair), domain='vqa',
+                              prompt=row[f'Question_{q}'] + NB_SUFFIX[qtype],
                               answer=answer, skill=qtype, subskill=str(row.get('Source') or ''),
-                              metadata={'benchmark': 'naturalbench', 'group': group, 'row': row_no, 'pair': pair,
-                                        'question_type': qtype, 'image_path': str(images[i]), 'question': row[f'Question_{q}'],
-                                        'options': ['yes', 'no'] if qtype == 'yes_no' else ['a', 'b'], 'source': where}))
+                              metadata={'benchmark': 'naturalbench', 'group': group, 'row': row_no,
+                                        'pair': pair,
+                                        'question_type': qtype, 'image_path': str(images[i]),
+                                        'question': row[f'Question_{q}'],
+                                        'options': ['yes', 'no'] if qtype == 'yes_no'
+                                        else ['a', 'b'], 'source': where}))
     if [_nb_gold(t.answer) for t in tasks] != [NB_GOLD[p] for p in NB_PAIRS]:
-        warnings.warn(f'{where}: answers {[t.answer for t in tasks]} differ from the pattern the official scores assume (Yes/A, No/B, No/B, Yes/A)')
+        warnings.warn(f'{where}: answers {[t.answer for t in tasks]} differ from the pattern the official '
+                      f'scores assume (Yes/A, No/B, No/B, Yes/A)')
     return tasks
 
 # %% ../../nbs/14_domains.vqa.ipynb #f32e29d4
@@ -830,23 +995,30 @@ def load_naturalbench(path: str | Path, image_dir: str | Path | None = None) -> 
         else:
             for i, line in enumerate(f.read_text(encoding='utf-8').splitlines(), 1):
                 if not line.strip(): continue
-                try: rows.append((json.loads(line), f'{f}, line {i}'))
-                except json.JSONDecodeError as e: raise JsonlError(f'{f}, line {i}: not valid JSON ({e.msg})') from None
+                try:
+                    rows.append((json.loads(line), f'{f}, line {i}'))
+                except json.JSONDecodeError as e:
+                    raise JsonlError(f'{f}, line {i}: not valid JSON ({e.msg})') from None
     base = path if path.is_dir() else path.parent
     return [t for n, (r, where) in enumerate(rows) for t in naturalbench_tasks(r, n, base, image_dir, where)]
 
+# %% ../../nbs/14_domains.vqa.ipynb #e4d8953d
 def naturalbench_splits(tasks: Sequence[Task]) -> dict[str, list[Task]]:
     "DataEnvGym's NaturalBench splits: validation = rows 0–50, test = rows 1850–1899."
-    return {'val': [t for t in tasks if t.metadata['row'] <= 50], 'test': [t for t in tasks if 1850 <= t.metadata['row'] <= 1899]}
+    return {'val': [t for t in tasks if t.metadata['row'] <= 50],
+            'test': [t for t in tasks if 1850 <= t.metadata['row'] <= 1899]}
 
 # %% ../../nbs/14_domains.vqa.ipynb #8115f9f4
 class SceneItem(BaseModel):
     "A VQA datum written by an LLM: a scene to render, in words or as a JSON spec."
     scene: str
 
-VQA_GUIDE = ('Each item: a scene to render, described in words as objects with a colour, size, material and shape '
-             '(' + '; '.join(f'{k}: {"/".join(v)}' for k, v in VOCAB.items()) + ') and relations such as "left of" or "above", '
-             'e.g. "a small red rubber cube left of two blue spheres". Questions and answers are read from the scene.')
+VQA_GUIDE = ('Each item: a scene to render, described in words as objects with a colour, size, material and '
+             'shape '
+             '(' + '; '.join(f'{k}: {"/".join(v)}' for k, v in VOCAB.items()) + ') and relations such as '
+             '"left of" or "above", '
+             'e.g. "a small red rubber cube left of two blue spheres". Questions and answers are read from '
+             'the scene.')
 
 @patch(as_prop=True)
 def llm_item(self: VQADomain) -> type[BaseModel]: return SceneItem
@@ -854,12 +1026,15 @@ def llm_item(self: VQADomain) -> type[BaseModel]: return SceneItem
 @patch(as_prop=True)
 def llm_guide(self: VQADomain) -> str: return VQA_GUIDE
 
+# %% ../../nbs/14_domains.vqa.ipynb #84dccaf5
 @patch
 def check_llm_item(self: VQADomain, item: SceneItem, skill: str = '', subskill: str = '', difficulty: int = 1,
                    questions: int = 2) -> list[tuple[Task, str]]:
     "Up to `questions` (task, answer) pairs read from the rendered scene (of `subskill` if it is one of ours), if it can be laid out."
-    subs = [subskill] if subskill in QSUBSKILLS else [s for s in self.subskills if QSUBSKILLS[s].skill == skill] or None
-    try: tasks = SceneEngine(self.image_size).tasks(item.scene, n=questions, subskills=subs, seed=int(stable_id(item.scene, n=8), 16))
+    subs = [subskill] if subskill in QSUBSKILLS else [s for s in self.subskills
+                                                      if QSUBSKILLS[s].skill == skill] or None
+    try: tasks = SceneEngine(self.image_size).tasks(item.scene, n=questions, subskills=subs,
+                                                    seed=int(stable_id(item.scene, n=8), 16))
     except ValueError as e: raise Rejected('scene cannot be rendered', str(e)[:200]) from None
     keep = lambda t: t.model_copy(update={'skill': skill or t.skill, 'subskill': subskill or t.subskill})
     return [(keep(t), t.answer) for t in tasks]

@@ -29,6 +29,7 @@ class SubmitAgent:
     def begin(self, env): pass
     def act(self, obs): return 'submit'
 
+# %% ../../nbs/43_repair.agents.ipynb #e8984ffb
 class RandomAgent:
     "A uniformly random command (numbers 1–6), seeded."
     def __init__(self, seed: int = 0): self.rng = np.random.default_rng(seed)
@@ -47,10 +48,12 @@ class HeuristicAgent:
         return self.script[min(self.i, len(self.script)) - 1]
 
 # %% ../../nbs/43_repair.agents.ipynb #f13add68
-SOURCE = {'coerce_numeric': 'query_cleaner', 'drop_duplicates': 'query_cleaner', 'clip_outliers': 'query_cleaner',
+SOURCE = {'coerce_numeric': 'query_cleaner', 'drop_duplicates': 'query_cleaner',
+          'clip_outliers': 'query_cleaner',
           'impute': 'query_cleaner', 'fix_logic': 'query_validator', 'relabel': 'query_validator',
           'smote': 'query_balancer'}
 
+# %% ../../nbs/43_repair.agents.ipynb #005dd530
 class OracleAgent:
     "Knows the injected corruptions; applies the fixes that undo them, in order."
     def begin(self, env):
@@ -78,6 +81,7 @@ def fix_kind(rec: dict) -> tuple:
     "What makes two recommendations the same fix for `ReaderAgent`: the op (and the column, for `coerce_numeric`)."
     return (rec['op'], rec['args'].get('column')) if rec['op'] == 'coerce_numeric' else (rec['op'],)
 
+# %% ../../nbs/43_repair.agents.ipynb #3a10e7ab
 class ReaderAgent:
     "Acts on what the observations show: applies each kind of listed fix once (its first-ranked variant), specialist by specialist."
     specialists = ['query_cleaner', 'query_validator', 'query_cleaner', 'query_validator', 'query_balancer']
@@ -86,9 +90,11 @@ class ReaderAgent:
         self.applied, self.pending, self.trying = set(), [], None
     def act(self, obs):
         m = obs.metadata
-        if self.trying is not None and m.get('command') == 'apply' and not m.get('error'): self.applied.add(self.trying)
+        if self.trying is not None and m.get('command') == 'apply' and not m.get('error'):
+            self.applied.add(self.trying)
         self.trying = None
-        if (m.get('command') or '').startswith('query_') and not m.get('error'): self.pending = self._choose(m)
+        if (m.get('command') or '').startswith('query_') and not m.get('error'):
+            self.pending = self._choose(m)
         if self.pending:
             n, self.trying = self.pending.pop(0)
             return f'apply {n}'
@@ -117,6 +123,7 @@ class RepairResult:
     seconds: float
     commands: list[str] = field(default_factory=list)
 
+# %% ../../nbs/43_repair.agents.ipynb #c89bcfc5
 def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None) -> RepairResult:
     "Play one episode of `task` with `seed`."
     t0 = time.perf_counter()

@@ -53,6 +53,7 @@ class RepairObservation(BaseModel):
     reward: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+# %% ../../nbs/42_repair.env.ipynb #7a19789d
 class RepairState(BaseModel):
     "The episode's bookkeeping (the `state` property)."
     episode_id: str = ''
@@ -78,9 +79,12 @@ COMMANDS = {
     'apply': 'apply recommendation N: apply N', 'reject': 'reject recommendation N: reject N',
     'undo': 'revert the last apply (3 levels)', 'validate': 'retrain and score on held-out rows',
     'submit': 'finish the episode'}
+
 COSTS = {'query_analyst': 2, 'query_validator': 2}
+
 _NEEDS_N, _OPTIONAL_N = {'apply', 'reject'}, {'query_augmenter'}
 
+# %% ../../nbs/42_repair.env.ipynb #445351e3
 def parse_command(message: str) -> tuple[str, int | None]:
     "`(command, number)` from a message; raises `ValueError` with the valid commands if it is not one."
     words = message.strip().lower().split()
@@ -135,6 +139,7 @@ def efficiency_reward(a, o: Outcome) -> float:
     "Budget left when the target is hit."
     return 0.25 * o.budget_left_frac if o.submitted and o.hit_target else 0.0
 
+# %% ../../nbs/42_repair.env.ipynb #1641046c
 def step_reward(a, o: Outcome) -> float:
     "Dense proxy: change in estimated data quality."
     return float(np.clip(0.3 * o.quality_change, -0.3, 0.15))
@@ -162,6 +167,7 @@ PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'dupl
              'apply_limit': 0.05, 'blind_apply': 0.08, 'wall_clock': 0.1, 'step_timeout': 0.05,
              'repeated_query': 0.05}
 
+# %% ../../nbs/42_repair.env.ipynb #99188731
 class GroundTruthChanged(RuntimeError):
     "The held-out or clean data changed during an episode (a bug, never an agent's doing)."
 
@@ -183,6 +189,7 @@ class Calibration:
         "The validator's schema, built from the clean rows when first needed."
         return make_schema(self.ep.clean)
 
+# %% ../../nbs/42_repair.env.ipynb #78a952b2
 def truth_hash(ep: EpisodeData) -> str:
     "Full content hash (values, dtypes, columns, row ids) of the held-out and clean rows."
     return content_hash(ep.test, index=True) + content_hash(ep.clean, index=True)
@@ -248,6 +255,7 @@ def frame(self: RepairEnv) -> Frame:
     "The working copy, hashed by content."
     return self._memo('hashed', lambda: Frame(self.df))
 
+# %% ../../nbs/42_repair.env.ipynb #0417c3db
 @patch
 def data_hash(self: RepairEnv) -> str:
     "Content hash of the working copy (values, dtypes, columns, row ids)."
@@ -288,6 +296,7 @@ def quality(self: RepairEnv) -> float:
     "A cheap data-quality estimate in [0, 1] (no retraining)."
     return self._memo('quality', self._quality)
 
+# %% ../../nbs/42_repair.env.ipynb #c661e278
 @patch
 def _quality(self: RepairEnv) -> float:
     "One minus the mean of five flaw rates: text columns, missing cells, duplicates, logic errors, imbalance."
@@ -314,6 +323,7 @@ def _observe(self: RepairEnv, text: str, reward: float | None = None, **meta) ->
         metadata={'task': self.task, 'seed': self._state.seed, 'rubric': scores,
                   'recommendations': [] if self.recs_stale else recs, **meta})
 
+# %% ../../nbs/42_repair.env.ipynb #f506e3d5
 @patch
 @one_thread
 def reset(self: RepairEnv, seed: int = 0, task: str | None = None, **options) -> RepairObservation:
@@ -333,7 +343,9 @@ def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservatio
         return self._observe('Error: the episode is over (submitted). Call reset() to start another.',
                              reward=None, error='episode over')
     if not isinstance(action, RepairAction):
-        action = RepairAction(message=action) if isinstance(action, str) else RepairAction.model_validate(action)
+        action = (
+            RepairAction(message=action) if isinstance(action, str) else RepairAction.model_validate(action)
+        )
     msg, out, cap = action.message, Outcome(''), self.limits.max_message
     if len(msg) > cap: msg, out.penalties['truncated'] = msg[:cap], PENALTIES['truncated']
     t0, before = self.clock(), (self.frame(), list(self.undo_stack))
@@ -364,9 +376,15 @@ def _time_and_budget(self: RepairEnv, cmd: str, out: Outcome, t0: float, before:
     if self._state.done: return text
     if self.clock() - self.started > self.limits.episode_seconds:
         out.penalties['wall_clock'] = PENALTIES['wall_clock']
-        return text + '\nThe episode ran out of time and was submitted as it stands.\n' + self._do_submit(None, out)
+        return (
+            text
+            + '\nThe episode ran out of time and was submitted as it stands.\n'
+            + self._do_submit(None, out)
+        )
     if self._state.budget_remaining <= 0:
-        return text + '\nThe budget is spent; the data is submitted as it stands.\n' + self._do_submit(None, out)
+        return (
+            text + '\nThe budget is spent; the data is submitted as it stands.\n' + self._do_submit(None, out)
+        )
     return text
 
 # %% ../../nbs/42_repair.env.ipynb #657d6c99
@@ -380,7 +398,8 @@ def _do_help(self: RepairEnv, n: int | None, out: Outcome) -> str:
 def _do_inspect_dataset(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "Shape, text columns, missing values, duplicates and class counts of the working copy."
     d = self.diagnosis()
-    return (f'{len(self.df)} rows x {len(features(self.df))} features; text columns: {d.text_columns or "none"}; '
+    return (f'{len(self.df)} rows x {len(features(self.df))} features; text columns: '
+            f'{d.text_columns or "none"}; '
             f'missing: {d.missing or "none"}; duplicates: {d.duplicates}; class counts: {d.counts}.')
 
 # %% ../../nbs/42_repair.env.ipynb #99209ee5
@@ -443,7 +462,8 @@ def _pick(self: RepairEnv, n: int, out: Outcome) -> Fix | str:
         return f'Error: {msg}'
     if not self.recs and self.recs_query is None:
         return fail('no recommendations yet; query a specialist first', 'blind_apply')
-    if self.recs_stale: return fail('these recommendations are stale (the data was undone); query again', 'stale')
+    if self.recs_stale: return fail('these recommendations are stale (the data was undone); query '
+                                    'again', 'stale')
     if not 1 <= n <= len(self.recs): return fail(f'no recommendation {n}; the list has {len(self.recs)}')
     if n in self.recs_applied: return fail(f'recommendation {n} was already applied', 'duplicate_apply')
     if n in self.recs_rejected: return fail(f'recommendation {n} was rejected')
@@ -455,13 +475,17 @@ def _truth_hash(self: RepairEnv) -> str:
     "The held-out and clean rows' hash now (compared with the one recorded at reset)."
     return truth_hash(self.ep)
 
+# %% ../../nbs/42_repair.env.ipynb #9f2c09fe
 @patch
 def _do_apply(self: RepairEnv, n: int, out: Outcome) -> str:
     "Apply recommendation `n` to the working copy."
     fix = self._pick(n, out)
     if isinstance(fix, str): return fix
     if len(self.recs_applied) >= self.limits.apply_limit:
-        out.error, out.penalties['apply_limit'] = 'apply limit reached for this query', PENALTIES['apply_limit']
+        out.error, out.penalties['apply_limit'] = (
+            'apply limit reached for this query',
+            PENALTIES['apply_limit'],
+        )
         return f'Error: at most {self.limits.apply_limit} applies per query; query again.'
     try: new = apply_fix(self.frame(), fix)
     except RepairError as e:
@@ -513,6 +537,7 @@ def _score(self: RepairEnv, out: Outcome) -> float:
     self.validated_hash, self.since_validate = self.data_hash(), 0
     return acc
 
+# %% ../../nbs/42_repair.env.ipynb #ce53a48a
 @patch
 def _do_validate(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "Retrain and score on the held-out rows (after a cooldown)."

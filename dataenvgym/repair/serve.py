@@ -11,7 +11,14 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import ConfigDict, Field
 from .env import RepairEnv, RepairLimits, RepairObservation
 from .tasks import TASKS
-from ..serve import ResetOptions, SessionServer, Settings, TypedClient, make_app as serve_app, settings_from_env
+from dataenvgym.serve import (
+    ResetOptions,
+    SessionServer,
+    Settings,
+    TypedClient,
+    make_app as serve_app,
+    settings_from_env,
+)
 
 # %% auto #0
 __all__ = ['METADATA', 'RepairCommand', 'RepairWireObservation', 'RepairWireState', 'RepairResetOptions', 'to_wire',
@@ -33,6 +40,7 @@ class RepairResetOptions(ResetOptions):
     "`reset`'s options on the wire: `seed`, `episode_id` and `task` (one of `TASKS`; default: the server's)."
     task: Optional[Literal[tuple(TASKS)]] = None
 
+# %% ../../nbs/45_repair.serve.ipynb #6525615a
 def to_wire(obs: RepairObservation) -> RepairWireObservation:
     "The wire form of an in-process observation."
     return RepairWireObservation(**obs.model_dump())
@@ -46,13 +54,15 @@ class RepairServerEnv(Environment[RepairCommand, RepairWireObservation, RepairWi
         self.env, self.episode_id = RepairEnv(task), None
         super().__init__(rubric=self.env.rubric)
 
-    def reset(self, seed: int = 0, episode_id: Optional[str] = None, task: Optional[str] = None) -> RepairWireObservation:
+    def reset(self, seed: int = 0, episode_id: Optional[str] = None,
+              task: Optional[str] = None) -> RepairWireObservation:
         "Start an episode of `task` (default: the session's) with `seed`, named `episode_id` (default: the env's)."
         obs = to_wire(self.env.reset(seed=seed, task=task))
         self.episode_id = episode_id
         return obs
 
-    def step(self, action: RepairCommand, timeout_s: Optional[float] = None, **kwargs: Any) -> RepairWireObservation:
+    def step(self, action: RepairCommand,
+             timeout_s: Optional[float] = None, **kwargs: Any) -> RepairWireObservation:
         "Run one command."
         return to_wire(self.env.step(action.message))
 
@@ -72,13 +82,15 @@ def make_server(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, id
     "The session server of `RepairServerEnv(task)` environments (`settings`, if given, say all but the task)."
     if task not in TASKS: raise ValueError(f'unknown task {task!r}; valid: {", ".join(TASKS)}')
     return SessionServer(lambda: RepairServerEnv(task), RepairCommand, RepairWireObservation, RepairWireState,
-                         RepairResetOptions, settings or Settings(capacity=max_concurrent_envs, idle_s=idle_s))
+                         RepairResetOptions, settings
+                         or Settings(capacity=max_concurrent_envs, idle_s=idle_s))
 
 def make_app(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0,
              settings: Optional[Settings] = None):
     "The FastAPI app serving `RepairServerEnv(task)` sessions over WebSocket and HTTP."
     return serve_app(make_server(task, max_concurrent_envs, idle_s, settings), METADATA)
 
+# %% ../../nbs/45_repair.serve.ipynb #f32ad81f
 def default_app(settings: Optional[Settings] = None):
     "The app of `DATAENVGYM_REPAIR_TASK` with `settings` (default: those the environment variables say)."
     return make_app(os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'),

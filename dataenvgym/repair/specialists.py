@@ -20,7 +20,8 @@ from sklearn.ensemble import IsolationForest
 from sklearn.experimental import enable_iterative_imputer  # noqa: F401
 from sklearn.impute import IterativeImputer, KNNImputer, SimpleImputer
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from .tasks import (Classifier, Frame, make_episode, make_model, matrix, model_matrix, nan_quantile,
+from .tasks import (Classifier, Frame, make_episode, make_model, matrix, model_matrix,
+                                     nan_quantile,
                                      replace_columns)
 
 # %% auto #0
@@ -71,7 +72,8 @@ def op_coerce_numeric(df, column):
 def row_groups(df: pd.DataFrame | list[np.ndarray]) -> np.ndarray:
     "A group number per row (of a frame, or of its columns' arrays), the same for identical rows (missing too)."
     cols = [df[c].to_numpy() for c in df.columns] if isinstance(df, pd.DataFrame) else df
-    M = np.column_stack([v.astype(float) if v.dtype.kind in 'biuf' else pd.factorize(v, use_na_sentinel=False)[0]
+    M = np.column_stack([v.astype(float) if v.dtype.kind in 'biuf'
+                         else pd.factorize(v, use_na_sentinel=False)[0]
                          for v in cols])
     nan = np.isnan(M)
     M = np.ascontiguousarray(np.column_stack([np.where(nan, 0.0, M) + 0.0, nan]))  # + 0.0 turns -0.0 into 0.0
@@ -83,6 +85,7 @@ def duplicated(df: pd.DataFrame) -> np.ndarray:
     first[np.unique(row_groups(df), return_index=True)[1]] = True
     return ~first
 
+# %% ../../nbs/41_repair.specialists.ipynb #25123e08
 def op_drop_duplicates(df):
     "Keep the first of each group of identical rows."
     return df[~duplicated(df)]
@@ -122,6 +125,7 @@ def isolation_outliers(df: pd.DataFrame) -> np.ndarray:
     X = model_matrix(df, cols, df[cols].median().to_numpy())
     return IsolationForest(n_estimators=50, contamination='auto', random_state=0).fit_predict(X) == -1
 
+# %% ../../nbs/41_repair.specialists.ipynb #ced16a28
 def op_drop_outliers(df):
     "Drop the rows an IsolationForest flags."
     return df[~isolation_outliers(df)]
@@ -148,6 +152,7 @@ def _label_issues(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
     y = np.searchsorted(classes, frame.df.label.to_numpy(dtype=int))
     return find_label_issues(y, probs, n_jobs=1), classes[probs.argmax(1)]
 
+# %% ../../nbs/41_repair.specialists.ipynb #8e472c5c
 def label_issues(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     "cleanlab's `find_label_issues` mask and the out-of-fold predicted labels (memoised by content)."
     return _label_issues(Frame(df))
@@ -175,6 +180,7 @@ def _resample(df, sampler):
 def _strategy(df, cls):
     return 'auto' if cls is None else {int(cls): int(df.label.value_counts().max())}
 
+# %% ../../nbs/41_repair.specialists.ipynb #f0228728
 def op_smote(df, cls=None):
     "SMOTE synthetic rows up to the majority count (for every minority class, or just `cls`)."
     k = max(1, min(5, int(df.label.value_counts().min()) - 1))
@@ -203,6 +209,7 @@ def _run_fix(frame: Frame, key: tuple) -> Frame | RepairError:
     except RepairError as e: return e
     except (ValueError, KeyError, IndexError) as e: return RepairError(f'{op} failed on this data: {e}')
 
+# %% ../../nbs/41_repair.specialists.ipynb #603b93ee
 def apply_fix(df: pd.DataFrame | Frame, fix: Fix | tuple) -> pd.DataFrame | Frame:
     "Run `fix` (or an `(op, args)` key) on `df` (a `Frame` for a `Frame`); one that cannot run raises `RepairError`."
     out = _run_fix(df if isinstance(df, Frame) else Frame(df), fix.key if isinstance(fix, Fix) else fix)
@@ -221,6 +228,7 @@ def make_schema(clean: pd.DataFrame) -> pa.DataFrameSchema:
     return pa.DataFrameSchema(cols, checks=[pa.Check(lambda d: ~(d.low > d.high), name='low <= high')],
                               metadata={'built_from': Frame(clean).key})
 
+# %% ../../nbs/41_repair.specialists.ipynb #571abd6c
 def schema_failures(df: pd.DataFrame, schema: pa.DataFrameSchema) -> pd.DataFrame:
     "One row per failed check (`column`, `check`, count of cases); empty when the data satisfies the schema."
     try: schema.validate(df, lazy=True)
@@ -238,7 +246,8 @@ class _Keyed:
     def __init__(self, schema: pa.DataFrameSchema):
         self.schema, self.key = schema, (schema.metadata or {}).get('built_from')
     def __hash__(self) -> int: return hash(self.key)
-    def __eq__(self, other) -> bool: return isinstance(other, _Keyed) and self.key is not None and other.key == self.key
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Keyed) and self.key is not None and other.key == self.key
 
 @lru_cache(maxsize=1024)
 def _failures(frame: Frame, schema: _Keyed) -> pd.DataFrame: return schema_failures(frame.df, schema.schema)
@@ -269,7 +278,8 @@ def data_facts(frame: Frame) -> dict[str, Any]:
     text = [c for c in feats if raw[c].dtype.kind not in 'biuf']
     num = [c for c in feats if c not in text]
     X = np.column_stack([raw[c] for c in num]).astype(float) if num else np.zeros((len(frame.df), 0))
-    parsed = {**{c: pd.to_numeric(raw[c], errors='coerce') for c in text}, **{c: X[:, i] for i, c in enumerate(num)}}
+    parsed = {**{c: pd.to_numeric(raw[c], errors='coerce') for c in text},
+              **{c: X[:, i] for i, c in enumerate(num)}}
     holes = {**{c: pd.isna(raw[c]) for c in text}, **{c: np.isnan(parsed[c]) for c in num}}
     classes, counts = np.unique(raw['label'], return_counts=True)
     lo, hi = iqr_fences(X)
@@ -282,6 +292,7 @@ def data_facts(frame: Frame) -> dict[str, Any]:
                 outliers=int(((X < lo) | (X > hi)).sum()),
                 logic_errors=int((parsed['low'] > parsed['high']).sum()))
 
+# %% ../../nbs/41_repair.specialists.ipynb #7d55cf5f
 @lru_cache(maxsize=1024)
 def feature_shape(frame: Frame) -> tuple[float, float]:
     "The strongest absolute correlation between two numeric features, and the largest absolute skew (memoised)."
@@ -290,12 +301,15 @@ def feature_shape(frame: Frame) -> tuple[float, float]:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         corr = num.corr().abs().to_numpy()
-        return float(np.nanmax(np.where(np.eye(len(corr), dtype=bool), 0, corr))), float(num.skew().abs().max())
+        return float(np.nanmax(np.where(np.eye(len(corr), dtype=bool), 0, corr))), float(
+            num.skew().abs().max()
+        )
 
 # %% ../../nbs/41_repair.specialists.ipynb #bed3dce8
 class Diagnosis:
     "Findings about one version of the data: the schema-free facts (memoised by content) and, lazily, the schema's."
-    def __init__(self, df: pd.DataFrame | Frame, schema: pa.DataFrameSchema | Callable[[], pa.DataFrameSchema]):
+    def __init__(self, df: pd.DataFrame | Frame,
+                 schema: pa.DataFrameSchema | Callable[[], pa.DataFrameSchema]):
         frame = df if isinstance(df, Frame) else Frame(df)
         self.frame, self.df, self.schema, self.facts = frame, frame.df, schema, data_facts(frame)
         self.text_columns, self.missing = self.facts['text_columns'], self.facts['missing']
@@ -306,7 +320,8 @@ class Diagnosis:
         return max(self.counts.values()) / max(1, min(self.counts.values())) if self.counts else 1.0
     def failures(self) -> pd.DataFrame:
         "The schema's failed checks (`schema` may be a function that builds it, called only here)."
-        return memo_failures(self.frame, self.schema if isinstance(self.schema, pa.DataFrameSchema) else self.schema())
+        return memo_failures(self.frame, self.schema
+                             if isinstance(self.schema, pa.DataFrameSchema) else self.schema())
 
 # %% ../../nbs/41_repair.specialists.ipynb #86d3212c
 def cleaner(d: Diagnosis) -> Report:
@@ -333,7 +348,8 @@ def cleaner(d: Diagnosis) -> Report:
     n_out = d.outlier_cells()
     if n_out:
         found.append(f'- {n_out} values beyond the 3-IQR fences.')
-        fixes.append(Fix('clip_outliers', (), 'clip values to the IQR fences', f'bounds {n_out} extreme values'))
+        fixes.append(Fix('clip_outliers', (), 'clip values to the IQR fences',
+                         f'bounds {n_out} extreme values'))
         fixes.append(Fix('drop_outliers', (), 'drop rows an IsolationForest flags',
                          'removes anomalous rows (loses rows)'))
     return Report('cleaner', found or ['- no type errors, duplicates, missing values or outliers.'], fixes)
@@ -349,9 +365,11 @@ def balancer(d: Diagnosis) -> Report:
     return Report('balancer', found, [
         Fix('smote', (), 'SMOTE every minority class up to the majority',
             f'adds {n} synthetic rows; evens the class prior'),
-        Fix('oversample', (), 'randomly repeat minority rows', f'adds {n} repeated rows; evens the class prior'),
+        Fix('oversample', (), 'randomly repeat minority rows',
+            f'adds {n} repeated rows; evens the class prior'),
         Fix('undersample', (), 'randomly drop majority rows', f'drops {dropped} rows')])
 
+# %% ../../nbs/41_repair.specialists.ipynb #e383ed4e
 def augmenter(d: Diagnosis, cls: int | None = None) -> Report:
     "Synthetic rows for one class (the smallest by default)."
     cls = min(d.counts, key=d.counts.get) if cls is None else cls
@@ -362,7 +380,8 @@ def augmenter(d: Diagnosis, cls: int | None = None) -> Report:
     return Report('augmenter', found, [
         Fix('smote', (('cls', cls),), f'SMOTE {n} synthetic rows of class {cls}',
             f'class {cls} reaches the majority count'),
-        Fix('oversample', (('cls', cls),), f'repeat {n} rows of class {cls}', f'class {cls} reaches the majority count')])
+        Fix('oversample', (('cls', cls),), f'repeat {n} rows of class {cls}',
+            f'class {cls} reaches the majority count')])
 
 # %% ../../nbs/41_repair.specialists.ipynb #4cb21e80
 def validator(d: Diagnosis) -> Report:
@@ -371,14 +390,16 @@ def validator(d: Diagnosis) -> Report:
     found = [f'- {r.column}: {r.check} fails for {r.cases} values.' for r in fails.itertuples()]
     found = found or ['- the schema holds.']
     if (fails.check == 'low <= high').any():
-        fixes.append(Fix('fix_logic', (), 'swap low and high where low > high', 'restores the cross-column rule'))
+        fixes.append(Fix('fix_logic', (), 'swap low and high where low > high',
+                         'restores the cross-column rule'))
     try:
         issues = int(label_issues(d.df)[0].sum())
         found.append(f'- cleanlab flags {issues} rows whose label disagrees with the out-of-fold model.')
         if issues:
             fixes.append(Fix('relabel', (), f'relabel {issues} flagged rows with the predicted class',
                              'corrects noisy labels, keeps rows'))
-            fixes.append(Fix('drop_label_issues', (), f'drop {issues} flagged rows', 'removes noisy labels (loses rows)'))
+            fixes.append(Fix('drop_label_issues', (), f'drop {issues} flagged rows',
+                             'removes noisy labels (loses rows)'))
     except RepairError as e: found.append(f'- label check skipped: {e}.')
     return Report('validator', found, fixes)
 
@@ -408,6 +429,7 @@ def reference_plan(record: dict[str, Any]) -> list[tuple]:
     if 'imbalance' in record: plan.append(('smote', ()))
     return plan
 
+# %% ../../nbs/41_repair.specialists.ipynb #ad60f24e
 def reference_repair(df: pd.DataFrame | Frame, record: dict[str, Any]) -> pd.DataFrame | Frame:
     "`df` after every fix of `reference_plan(record)` that can run (a `Frame` for a `Frame`)."
     for key in reference_plan(record):

@@ -71,6 +71,7 @@ def class_centroids(k: int, n_latent: int, rng: np.random.Generator) -> np.ndarr
         c = corners[rng.choice(len(corners), k, replace=False)]
         if (c.std(0) > 0).all(): return c.astype(float)
 
+# %% ../../nbs/40_repair.tasks.ipynb #e22edc2f
 def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     "Clean `(train, test)` frames for `cfg`: balanced classes, correlated informative features, no row shared."
     rng = np.random.default_rng([seed, 7])
@@ -118,6 +119,7 @@ def corrupt_label_noise(df, strength, rng):
     y[pos] = (y[pos] + rng.integers(1, k, len(pos))) % k
     return df.assign(label=y), {'rows': sorted(map(int, df.index[pos]))}
 
+# %% ../../nbs/40_repair.tasks.ipynb #ba0d1948
 def corrupt_duplicates(df, strength, rng):
     "Append copies of `strength` × rows, drawn from the majority class."
     major = df.label.value_counts().idxmax()
@@ -141,6 +143,7 @@ def corrupt_outliers(df, strength, rng):
     vals[pos, rng.integers(len(feats), size=len(pos))] *= 20
     return replace_columns(df, feats, vals), {'cells': len(pos)}
 
+# %% ../../nbs/40_repair.tasks.ipynb #9f7a31af
 def corrupt_missing(df, strength, rng):
     "Blank `strength`/2 of cells at random and, in two informative columns, their highest values."
     feats = [c for c in df.columns if c != 'label']
@@ -153,6 +156,7 @@ def corrupt_missing(df, strength, rng):
     info = {'cells': int(np.isnan(vals).sum()), 'value_dependent': sorted(mnar)}
     return replace_columns(df, feats, vals), info
 
+# %% ../../nbs/40_repair.tasks.ipynb #67edd170
 def corrupt_types(df, strength, rng):
     "Turn both twins of one latent factor into text; `strength` of their cells become unparseable."
     pair = int(rng.integers(len(_informative(df)) // 2))
@@ -170,7 +174,9 @@ CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise
               'missing': corrupt_missing, 'types': corrupt_types}
 
 # %% ../../nbs/40_repair.tasks.ipynb #63873769
-def corrupt(df: pd.DataFrame, corruptions: dict[str, float], seed: int) -> tuple[pd.DataFrame, dict[str, Any]]:
+def corrupt(
+    df: pd.DataFrame, corruptions: dict[str, float], seed: int
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     "Apply `corruptions` (name → strength) to a copy of `df`; return the corrupted frame and what was injected."
     rng, record = np.random.default_rng([seed, 11]), {}
     for name in CORRUPTIONS:
@@ -229,6 +235,7 @@ class Score:
     per_class: dict[int, float]
     columns: list[str]
 
+# %% ../../nbs/40_repair.tasks.ipynb #6c96a8bf
 class Classifier:
     "The fixed model, trained on a working copy and scored on the clean held-out set, cached by content hash."
     def __init__(self, test: pd.DataFrame, cache_size: int = 256):

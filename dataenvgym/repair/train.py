@@ -20,7 +20,8 @@ from ..core import bootstrap_ci, pair_by_seed, proportion_ci, win_rate
 from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode,
                            pretrained_agent, render, sample_commands, save_agent, sft_train, tiny_agent)
 from ..plotting import plot_style
-from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent, SubmitAgent,
+from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent,
+                                      SubmitAgent,
                                      compare_agents, plot_comparison)
 from .curriculum import Curriculum
 from .env import COMMANDS, RepairEnv, RepairObservation
@@ -67,7 +68,9 @@ class Trajectory:
     @property
     def ret(self) -> float: return float(sum(self.rewards))
 
-def record_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None, name: str = '') -> Trajectory:
+# %% ../../nbs/46_repair.train.ipynb #71707def
+def record_episode(env: RepairEnv, agent: Agent, seed: int,
+                   task: str | None = None, name: str = '') -> Trajectory:
     "Play one episode and keep each observation text, command and reward."
     obs = env.reset(seed=seed, task=task)
     agent.begin(env)
@@ -89,10 +92,12 @@ BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: Su
 def _tasks(tasks: str | Sequence[str]) -> list[str]: return [tasks] if isinstance(tasks, str) else list(tasks)
 
 def record_rollouts(agents: Sequence[str] = ('heuristic', 'oracle'), seeds=range(100),
-                    tasks: str | Sequence[str] = 'task_0_tutorial', env: RepairEnv | None = None) -> list[Trajectory]:
+                    tasks: str | Sequence[str] = 'task_0_tutorial',
+                    env: RepairEnv | None = None) -> list[Trajectory]:
     "One trajectory per (task, baseline agent, seed)."
     env = env or RepairEnv()
-    return [record_episode(env, BASELINES[a](s), s, t, a) for t in _tasks(tasks) for a in agents for s in seeds]
+    return [record_episode(env, BASELINES[a](s), s, t, a) for t in _tasks(tasks)
+            for a in agents for s in seeds]
 
 # %% ../../nbs/46_repair.train.ipynb #8855567c
 def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(3),
@@ -111,14 +116,16 @@ def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial',
     return True
 
 # %% ../../nbs/46_repair.train.ipynb #24d8d2bc
-def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = True, system: str = SYSTEM_PROMPT):
+def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = True,
+                   system: str = SYSTEM_PROMPT):
     "A `datasets.Dataset` with one chat (`messages`) per (successful) trajectory, in the format of `agent_messages`."
     from datasets import Dataset
     rows = [{'messages': agent_messages(t.observations, t.commands, system), 'task': t.task, 'seed': t.seed,
              'agent': t.agent, 'steps': len(t.commands), 'return': t.ret, 'success': t.success}
             for t in trajectories if t.success or not successful_only]
     if not rows:
-        raise ValueError('no examples: no trajectory was successful; record more seeds or pass successful_only=False')
+        raise ValueError('no examples: no trajectory was successful; record more seeds or pass '
+                         'successful_only=False')
     return Dataset.from_list(rows)
 
 # %% ../../nbs/46_repair.train.ipynb #f95cf5f8
@@ -162,20 +169,24 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
         envs.append(env); rolls.append(r)
     for turn in range(max_turns):
         for r in rolls:     # a chat that would outgrow the context ends here, unsubmitted (never truncated)
-            if max_length and len(r.prompt_ids) + len(r.completion_ids) + max_new_tokens > max_length: r.done = True
+            if max_length and len(r.prompt_ids) + len(r.completion_ids) + max_new_tokens > max_length:
+                r.done = True
         live = [i for i, r in enumerate(rolls) if not r.done]
         for s in range(0, len(live), batch_size):
             idx = live[s:s + batch_size]
             new = generate(model, tokenizer, [rolls[i].prompt_ids + rolls[i].completion_ids for i in idx])
-            for i, ids in zip(idx, new): _advance(rolls[i], envs[i], ids, tokenizer, system, turn == max_turns - 1)
+            for i, ids in zip(idx, new): _advance(rolls[i], envs[i], ids, tokenizer, system,
+                                                  turn == max_turns - 1)
     return rolls
 
+# %% ../../nbs/46_repair.train.ipynb #7f302e79
 def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str, last: bool) -> None:
     "Append the generated command, step the environment, and append its reply (masked out) unless it is over."
     eos = tokenizer.eos_token_id
     command = tokenizer.decode([i for i in ids if i != eos], skip_special_tokens=True)
     r.completion_ids += ids; r.mask += [1] * len(ids)
-    if not ids or ids[-1] != eos: r.completion_ids.append(eos); r.mask.append(0)   # close the turn as the template
+    # close the turn as the template
+    if not ids or ids[-1] != eos: r.completion_ids.append(eos); r.mask.append(0)
     before = render(tokenizer, agent_messages(r.observations, r.commands + [command], system))
     r.commands.append(command)
     t0 = time.perf_counter()
@@ -205,7 +216,12 @@ def scripted(commands: Sequence[str]) -> Generate:
 class LMAgent:
     "A language model as an `Agent`: it reads the chat of `agent_messages` and answers with a command (greedy)."
     def __init__(self, model, tokenizer, system: str = SYSTEM_PROMPT, max_new_tokens: int = 20):
-        self.model, self.tokenizer, self.system, self.max_new_tokens = model, tokenizer, system, max_new_tokens
+        self.model, self.tokenizer, self.system, self.max_new_tokens = (
+            model,
+            tokenizer,
+            system,
+            max_new_tokens,
+        )
     def begin(self, env): self.observations, self.commands = [], []
     def act(self, obs):
         self.observations.append(observation_text(obs))
@@ -218,7 +234,8 @@ class LMAgent:
 # %% ../../nbs/46_repair.train.ipynb #e36ee46f
 class EnvRollouts:
     "A TRL `rollout_func`: each prompt names an episode (its first observation, or a seed), played by the policy."
-    def __init__(self, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(100), system: str = SYSTEM_PROMPT,
+    def __init__(self, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(100),
+                 system: str = SYSTEM_PROMPT,
                  max_turns: int = 12, max_new_tokens: int = 20, max_length: int = 768,
                  generate: Generate | None = None, curriculum: Curriculum | None = None,
                  log_path: str | Path | None = None):
@@ -239,7 +256,8 @@ class EnvRollouts:
                     first = observation_text(env.reset(seed=seed, task=task))
                     if first in self.episodes: continue
                     self.episodes[first] = (env.task, seed)
-                    rows.append({'prompt': agent_messages([first], [], system), 'task': env.task, 'seed': seed})
+                    rows.append({'prompt': agent_messages([first], [], system),
+                                 'task': env.task, 'seed': seed})
         self.dataset = Dataset.from_list(rows)
 
     def episode_of(self, prompt: list[dict]) -> tuple[str, int]:
@@ -252,13 +270,17 @@ class EnvRollouts:
 def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
     "Play `prompts` with the trainer's model; the token ids, masks, returns and seeds TRL's `rollout_func` gives."
     model = trainer.accelerator.unwrap_model(trainer.model)
-    gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
+    gen = self.generate or (lambda m, t,
+                            ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
     level = self.curriculum.level if self.curriculum else None
     rolls = play_episodes(model, trainer.processing_class, [self.episode_of(p) for p in prompts], gen,
                           self.max_turns, self.system, self.max_length, max_new_tokens=self.max_new_tokens)
-    rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed, 'return': r.ret,
-             'success': r.success, 'commands': r.commands, 'env_seconds': round(r.env_seconds, 4)} for r in rolls]
-    for r in rolls if self.curriculum else []:   # the level changes only between calls: a group plays one episode
+    rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed,
+             'return': r.ret,
+             'success': r.success, 'commands': r.commands,
+             'env_seconds': round(r.env_seconds, 4)} for r in rolls]
+    # the level changes only between calls: a group plays one episode
+    for r in rolls if self.curriculum else []:
         if self.curriculum.record(r.success): break   # promoted: the rest were played at the level below
     self.log += rows
     if self.log_path: append_jsonl(self.log_path, rows)
@@ -301,10 +323,12 @@ def evaluate_agent(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutori
                    baselines: Sequence[str] = ('random', 'heuristic', 'oracle'), name: str = 'trained',
                    max_turns: int = 16, max_length: int = 768) -> list[dict]:
     "Rows (task, agent, seed, success, return, accuracy, baseline, target, commands) of the model and the baselines."
-    rolls = play_episodes(model, tokenizer, [(t, s) for t in _tasks(tasks) for s in seeds], max_turns=max_turns,
+    rolls = play_episodes(model, tokenizer, [(t, s) for t in _tasks(tasks) for s in seeds],
+                          max_turns=max_turns,
                           max_length=max_length, greedy=True)
     rows = [{'task': r.task, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret,
-             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target, 'commands': r.commands} for r in rolls]
+             'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target,
+             'commands': r.commands} for r in rolls]
     return rows + compare_agents({b: BASELINES[b] for b in baselines}, _tasks(tasks), list(seeds))
 
 def success_rates(rows: list[dict]) -> dict[str, float]:
@@ -326,23 +350,30 @@ def agent_summary(rows: list[dict], confidence: float = 0.95) -> dict[str, Any]:
             'mean_return': _mean(returns), 'return_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
             'mean_accuracy': _mean(accs), 'accuracy_ci': _listed(bootstrap_ci(accs, confidence, digits=4))}
 
-def paired_difference(rows: list[dict], reference: list[dict], confidence: float = 0.95) -> dict[str, Any] | None:
+# %% ../../nbs/46_repair.train.ipynb #50a07e96
+def paired_difference(rows: list[dict], reference: list[dict],
+                      confidence: float = 0.95) -> dict[str, Any] | None:
     "`rows` minus `reference` (one agent each, on one task) on the seeds both played; None if they share none."
     both = pair_by_seed(rows, reference)
     if not both: return None
     successes = [float(a['success']) - float(b['success']) for a, b in both]
     returns = [float(a['return']) - float(b['return']) for a, b in both]
     return {'n': len(both), 'seeds': [a['seed'] for a, _ in both],
-            'success_diff': _mean(successes), 'success_diff_ci': _listed(bootstrap_ci(successes, confidence, digits=4)),
-            'return_diff': _mean(returns), 'return_diff_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
+            'success_diff': _mean(successes),
+            'success_diff_ci': _listed(bootstrap_ci(successes, confidence, digits=4)),
+            'return_diff': _mean(returns),
+            'return_diff_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
             'win_rate': win_rate(returns)}
 
-def eval_summary(rows: list[dict], reference: str | None = 'heuristic', confidence: float = 0.95) -> dict[str, Any]:
+# %% ../../nbs/46_repair.train.ipynb #145c6841
+def eval_summary(rows: list[dict], reference: str | None = 'heuristic',
+                 confidence: float = 0.95) -> dict[str, Any]:
     "Per task: every agent's `agent_summary`, and every other agent's `paired_difference` from `reference`."
     tasks = {}
     for task in dict.fromkeys(r['task'] for r in rows):
         of_task = [r for r in rows if r['task'] == task]
-        groups = {a: [r for r in of_task if r['agent'] == a] for a in dict.fromkeys(r['agent'] for r in of_task)}
+        groups = {a: [r for r in of_task if r['agent'] == a]
+                  for a in dict.fromkeys(r['agent'] for r in of_task)}
         ref = groups.get(reference, [])
         pairs = {a: paired_difference(g, ref, confidence) for a, g in groups.items() if a != reference}
         tasks[task] = {'agents': {a: agent_summary(g, confidence) for a, g in groups.items()},
@@ -350,7 +381,8 @@ def eval_summary(rows: list[dict], reference: str | None = 'heuristic', confiden
     return {'reference': reference, 'confidence': confidence, 'tasks': tasks}
 
 # %% ../../nbs/46_repair.train.ipynb #dc791a86
-def _interval(ci: list[float] | None, fmt: str) -> str: return f' [{ci[0]:{fmt}}, {ci[1]:{fmt}}]' if ci else ''
+def _interval(ci: list[float] | None, fmt: str) -> str:
+    return f' [{ci[0]:{fmt}}, {ci[1]:{fmt}}]' if ci else ''
 
 def _summary_cells(s: dict) -> list[str]:
     pct = [100 * x for x in s['success_ci']] if s['success_ci'] else None
@@ -364,6 +396,7 @@ def _difference_cells(d: dict | None) -> list[str]:
     return [f"{100 * d['success_diff']:+.0f}{_interval(pts, '+.0f')}",
             f"{d['return_diff']:+.2f}{_interval(d['return_diff_ci'], '+.2f')}", f"{d['win_rate']:.0%}"]
 
+# %% ../../nbs/46_repair.train.ipynb #621dadf0
 def eval_table(summary: dict) -> str:
     "An `eval_summary` as a markdown table: task, agent, seeds, success, return, accuracy, and the paired difference."
     ci, ref = f"{summary['confidence']:.0%} CI", summary['reference']
@@ -393,6 +426,7 @@ def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
             usage[task][agent] = {w: round(float(np.mean([e.count(w) for e in eps])), 2) for w in words}
     return usage
 
+# %% ../../nbs/46_repair.train.ipynb #4d027c0c
 def usage_table(usage: dict) -> str:
     "A `command_usage` as a markdown table: one row per task and agent, one column per command anyone sent."
     words = [w for w in [*COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
@@ -405,10 +439,12 @@ def usage_table(usage: dict) -> str:
 # %% ../../nbs/46_repair.train.ipynb #7029ce6c
 SeedRange = tuple[int, int]
 
+# %% ../../nbs/46_repair.train.ipynb #1e13841d
 class TrainConfig(BaseModel):
     "A training run of an agent for `RepairEnv`: the model, tasks, seeds of each phase and the SFT and GRPO settings."
     model_config = ConfigDict(frozen=True, extra='forbid')
-    model: str = 'tiny'                        # 'tiny' (from a config, no download), a Hugging Face name or a folder
+    # 'tiny' (from a config, no download), a Hugging Face name or a folder
+    model: str = 'tiny'
     use_unsloth: bool | None = None            # None: when CUDA and unsloth are there
     tasks: list[str] = ['task_0_tutorial']     # warm-up and GRPO (without a curriculum) tasks
     curriculum: list[str] | None = None        # GRPO levels in order
@@ -430,8 +466,10 @@ class TrainConfig(BaseModel):
         for name in ('warmup_seeds', 'grpo_seeds', 'eval_seeds'):
             a, b = getattr(self, name)
             if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
-        if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to evaluate on every task')
-        if bad := [t for t in [*self.tasks, *(self.curriculum or []), *(self.eval_on or [])] if t not in TASKS]:
+        if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to '
+                                                'evaluate on every task')
+        if bad := [t for t in [*self.tasks, *(self.curriculum or []),
+                               *(self.eval_on or [])] if t not in TASKS]:
             raise ValueError(f'unknown tasks {bad}; valid: {", ".join(TASKS)}')
         if bad := [a for a in [*self.warmup_agents, *self.baselines] if a not in BASELINES]:
             raise ValueError(f'unknown agents {bad}; valid: {", ".join(BASELINES)}')
@@ -444,26 +482,56 @@ class TrainConfig(BaseModel):
 
 # %% ../../nbs/46_repair.train.ipynb #b62b53ec
 _LEVELS = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
+
 _HARDER = ['task_2_medium', 'task_3_hard']
-_QWEN_SFT = SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16, gradient_checkpointing=True)
-_QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16, gradient_checkpointing=True)
+
+_QWEN_SFT = SFTSettings(epochs=2, batch_size=4, lr=2e-4, max_length=2048, lora_r=16,
+                        gradient_checkpointing=True)
+
+_QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lora_r=16,
+                          gradient_checkpointing=True)
+
+# %% ../../nbs/46_repair.train.ipynb #a622d679
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
-    'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
-                                   sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
-    'tiny-medium-hard': TrainConfig(                # where the heuristic fails: observation-only demonstrators only
-        tasks=_HARDER, curriculum=_HARDER, curriculum_window=16, warmup_agents=['heuristic', 'reader'],
-        warmup_seeds=(0, 40), grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
-        baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20,
-        sft=SFTSettings(epochs=20, max_length=1536), grpo=GRPOSettings(steps=30, temperature=0.7)),
+    'tiny-curriculum': TrainConfig(
+        tasks=_LEVELS,
+        curriculum=_LEVELS,
+        curriculum_window=16,
+        sft=SFTSettings(max_length=1152),
+        grpo=GRPOSettings(steps=20),
+    ),
+    'tiny-medium-hard': TrainConfig(  # where the heuristic fails: observation-only demonstrators only
+        tasks=_HARDER,
+        curriculum=_HARDER,
+        curriculum_window=16,
+        warmup_agents=['heuristic', 'reader'],
+        warmup_seeds=(0, 40),
+        grpo_seeds=(200, 400),
+        eval_seeds=(3000, 3050),
+        eval_on=_HARDER,
+        baselines=['random', 'heuristic', 'reader', 'oracle'],
+        max_turns=20,
+        sft=SFTSettings(epochs=20, max_length=1536),
+        grpo=GRPOSettings(steps=30, temperature=0.7),
+    ),
     'qwen2.5-1.5b-t4': TrainConfig(
-        model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
-        sft=_QWEN_SFT, grpo=_QWEN_GRPO),
-    'qwen2.5-1.5b-medium-hard': TrainConfig(      # the tiny-medium-hard recipe on a T4
-        model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'],
-        warmup_seeds=(0, 40), grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
-        baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20,
-        sft=_QWEN_SFT, grpo=_QWEN_GRPO),
+        model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS, sft=_QWEN_SFT, grpo=_QWEN_GRPO
+    ),
+    'qwen2.5-1.5b-medium-hard': TrainConfig(  # the tiny-medium-hard recipe on a T4
+        model='Qwen/Qwen2.5-1.5B-Instruct',
+        tasks=_HARDER,
+        curriculum=_HARDER,
+        warmup_agents=['heuristic', 'reader'],
+        warmup_seeds=(0, 40),
+        grpo_seeds=(200, 400),
+        eval_seeds=(3000, 3050),
+        eval_on=_HARDER,
+        baselines=['random', 'heuristic', 'reader', 'oracle'],
+        max_turns=20,
+        sft=_QWEN_SFT,
+        grpo=_QWEN_GRPO,
+    ),
 }
 
 # %% ../../nbs/46_repair.train.ipynb #754fd16a
@@ -476,6 +544,7 @@ def dump(self: TrainConfig, path: str | Path) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False) if yml else json.dumps(data, indent=1))
     return path
 
+# %% ../../nbs/46_repair.train.ipynb #020d82b9
 @patch(cls_method=True)
 def load(cls: TrainConfig, path: str | Path) -> TrainConfig:
     "A config from a YAML or JSON file, or the name of one in `TRAIN_CONFIGS`."
@@ -499,7 +568,8 @@ def _save_figure(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
     fig.savefig(path, dpi=110); plt.close(fig)
 
-def _latest(out: Path, *names: str) -> Path | None: return next((out / n for n in names if (out / n).exists()), None)
+def _latest(out: Path, *names: str) -> Path | None:
+    return next((out / n for n in names if (out / n).exists()), None)
 
 def _start(config: TrainConfig, out: str | Path) -> Path:
     if config.threads: torch.set_num_threads(config.threads)
@@ -507,6 +577,7 @@ def _start(config: TrainConfig, out: str | Path) -> Path:
     config.dump(out / 'config.yaml')
     return out
 
+# %% ../../nbs/46_repair.train.ipynb #d2a97537
 def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dict:
     "Warm-up chats from the baselines' successful episodes, the length check, SFT; saves the model to `out/sft`."
     out, c = _start(config, out), config
@@ -534,7 +605,8 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
     trainer = grpo_train(model, tok, rollouts, c.grpo, progress=progress, log_dir=out / 'logs')
     _save_figure(plot_training(rollouts.log), out / 'training.png')
     rewards = [h['reward'] for h in trainer.state.log_history if 'reward' in h]
-    return {'phase': 'grpo', 'from': str(start), 'steps': trainer.state.global_step, 'episodes': len(rollouts.log),
+    return {'phase': 'grpo', 'from': str(start), 'steps': trainer.state.global_step,
+            'episodes': len(rollouts.log),
             'reward': [round(r, 4) for r in rewards], 'level': cur.level if cur else None,
             'saved': str(save_agent(trainer.model, tok, out / 'grpo'))}
 
@@ -553,6 +625,7 @@ def eval_report(summary: dict) -> str:
     if summary.get('commands'): parts.append('Commands per episode:\n\n' + usage_table(summary['commands']))
     return '\n\n'.join(parts)
 
+# %% ../../nbs/46_repair.train.ipynb #53d38129
 def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = None) -> dict:
     "The trained model (`model`, else `out/grpo` beside its start `out/sft`, else `out/sft`) and the baselines, on the evaluation tasks and seeds."
     path = model or _latest(Path(out), 'grpo', 'sft')
@@ -564,19 +637,24 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
     rows = evaluate_agent(m, tok, c.eval_tasks, range(*c.eval_seeds), c.baselines, max_turns=c.max_turns,
                           max_length=c.sft.max_length)
     start = out / 'sft'
-    if model is None and path.name == 'grpo' and start.exists():     # GRPO's starting point, on the same seeds
+    # GRPO's starting point, on the same seeds
+    if model is None and path.name == 'grpo' and start.exists():
         sm, stok = load_agent(start, c)
-        rows += evaluate_agent(sm, stok, c.eval_tasks, range(*c.eval_seeds), (), name='sft', max_turns=c.max_turns,
+        rows += evaluate_agent(sm, stok, c.eval_tasks, range(*c.eval_seeds), (), name='sft',
+                               max_turns=c.max_turns,
                                max_length=c.sft.max_length)
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
     _save_figure(plot_comparison(rows), out / 'eval.png')
     per_task = {t: success_rates([r for r in rows if r['task'] == t]) for t in c.eval_tasks}
     reference = 'heuristic' if 'heuristic' in c.baselines else next(iter(c.baselines), None)
-    summary = {'phase': 'eval', 'model': str(path), 'seeds': list(c.eval_seeds), 'success_rate': success_rates(rows),
+    summary = {'phase': 'eval', 'model': str(path), 'seeds': list(c.eval_seeds),
+               'success_rate': success_rates(rows),
                'success_rate_per_task': per_task, **eval_summary(rows, reference)}
     if any(r['agent'] == 'sft' for r in rows):
-        summary['grpo_vs_sft'] = {t: paired_difference([r for r in rows if r['task'] == t and r['agent'] == 'trained'],
-                                                       [r for r in rows if r['task'] == t and r['agent'] == 'sft'])
+        summary['grpo_vs_sft'] = {t: paired_difference([r for r in rows if r['task'] == t
+                                                        and r['agent'] == 'trained'],
+                                                       [r for r in rows if r['task'] == t
+                                                        and r['agent'] == 'sft'])
                                   for t in c.eval_tasks}
     summary['commands'] = command_usage(rows)
     (out / 'eval.json').write_text(json.dumps(summary, indent=1))

@@ -53,7 +53,9 @@ class RepairConsole(Explorer):
 
     def __repr__(self):
         s = self.env.state
-        return f'RepairConsole({s.task}, seed {s.seed}, step {s.step_count}, budget left {s.budget_remaining})'
+        return (
+            f'RepairConsole({s.task}, seed {s.seed}, step {s.step_count}, budget left {s.budget_remaining})'
+        )
 
     @property
     def last(self) -> RepairObservation: return self.history[-1][1]
@@ -73,6 +75,7 @@ def returns(self: RepairConsole) -> tuple[list[int], list[float]]:
     pairs = [(step, o.reward) for step, o in self.history if o.reward is not None]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
+# %% ../../nbs/47_repair.viz.ipynb #f75d0551
 @patch
 def status(self: RepairConsole) -> str:
     "One line: accuracy against baseline and target, quality, rows kept, budget, last reward and the return."
@@ -81,7 +84,8 @@ def status(self: RepairConsole) -> str:
     return (f'step {self.history[-1][0]} · held-out accuracy {o.current_accuracy:.3f} '
             f'(baseline {o.baseline_accuracy:.3f}, target {o.target_accuracy:.3f}) · '
             f'quality {o.estimated_quality:.3f} · rows kept {o.rows_preserved_pct:.0%} · '
-            f'budget {o.budget_remaining} · reward {reward} · return {sum(r):+.3f}' + (' · DONE' if o.done else ''))
+            f'budget {o.budget_remaining} · reward {reward} · return '
+            f'{sum(r):+.3f}' + (' · DONE' if o.done else ''))
 
 # %% ../../nbs/47_repair.viz.ipynb #2725c10a
 @patch
@@ -95,6 +99,7 @@ def _draw(self: RepairConsole, fig: Figure) -> Figure:
     self._plot_scores(fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, 1]))
     return fig
 
+# %% ../../nbs/47_repair.viz.ipynb #770c2430
 @patch
 def _plot_table(self: RepairConsole, ax: Axes) -> None:
     df = self.env.df.head(self.rows)
@@ -106,8 +111,10 @@ def _plot_table(self: RepairConsole, ax: Axes) -> None:
     for (r, c), cell in table.get_celld().items():   # missing values shaded
         if r > 0 and c >= 0 and cell.get_text().get_text() == 'NaN': cell.set_facecolor('#fde0dd')
     s = self.env.state
-    ax.set_title(f'{s.task} · seed {s.seed} · {len(self.env.df)} rows × {self.env.df.shape[1]} columns (head)')
+    ax.set_title(f'{s.task} · seed {s.seed} · {len(self.env.df)} rows × {self.env.df.shape[1]} columns '
+                 f'(head)')
 
+# %% ../../nbs/47_repair.viz.ipynb #6e8d168b
 @patch
 def _plot_scores(self: RepairConsole, ax: Axes, rax: Axes) -> None:
     steps, obs = [s for s, _ in self.history], [o for _, o in self.history]
@@ -143,6 +150,7 @@ def _build(self: RepairConsole):
     return w.VBox([self._box, buttons, self._recs, self._status, w.HBox([self._response, self._plot]),
                    self._preview])
 
+# %% ../../nbs/47_repair.viz.ipynb #0e21ee03
 @patch
 def _submit(self: RepairConsole) -> None:
     "Run the command in the text box, if any, and clear it."
@@ -160,6 +168,7 @@ def _rec_button(self: RepairConsole, rec: dict):
     b.on_click(lambda _: self.run(f'apply {n}'))
     return b
 
+# %% ../../nbs/47_repair.viz.ipynb #b818baa6
 @patch
 def refresh(self: RepairConsole) -> None:
     "Redraw the widget from the environment and the last observation."

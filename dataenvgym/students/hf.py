@@ -33,14 +33,18 @@ def device() -> str:
 
 def load_dtype(where: str | None = None) -> torch.dtype:
     "The dtype they load a model in (on `where`, default `device()`): bfloat16 on a GPU that supports it, else float32."
-    return torch.bfloat16 if (where or device()) == 'cuda' and torch.cuda.is_bf16_supported() else torch.float32
+    return (
+        torch.bfloat16 if (where or device()) == 'cuda' and torch.cuda.is_bf16_supported() else torch.float32
+    )
 
 DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}
 
+# %% ../../nbs/21_students.hf.ipynb #f63d864b
 def placement(where: str = 'auto', dtype: str = 'auto') -> tuple[str, torch.dtype]:
     "The device and dtype of settings `where` ('auto', 'cpu', 'cuda') and `dtype` ('auto' or a name in `DTYPES`); a GPU asked for and absent is an error."
     where = device() if where == 'auto' else where
-    if where == 'cuda' and not torch.cuda.is_available(): raise ValueError("device 'cuda' asked for, but no GPU is available here")
+    if where == 'cuda' and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' asked for, but no GPU is available here")
     return where, load_dtype(where) if dtype == 'auto' else DTYPES[dtype]
 
 def auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: int = 256) -> int:
@@ -49,7 +53,8 @@ def auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: in
     if p.device.type != 'cuda': return 16
     cfg = getattr(model, 'config', None)
     layers, hidden = getattr(cfg, 'num_hidden_layers', 32), getattr(cfg, 'hidden_size', 4096)
-    per_sequence = 2 * layers * hidden * tokens * p.element_size() * 2          # keys and values, and room for activations
+    # keys and values, and room for activations
+    per_sequence = 2 * layers * hidden * tokens * p.element_size() * 2
     return max(floor, min(cap, int(torch.cuda.mem_get_info(p.device)[0] * 0.5 // per_sequence)))
 
 # %% ../../nbs/21_students.hf.ipynb #8acf17b2
@@ -58,7 +63,8 @@ class LoRAStudent:
     name: str
     config: BaseModel
     model: torch.nn.Module
-    base_adapters: list[dict[str, bytes]]           # the adapters `set_base` folded into the weights, as files
+    # the adapters `set_base` folded into the weights, as files
+    base_adapters: list[dict[str, bytes]]
     settings_file: str = 'lorastudent.json'         # where `save` writes the settings...
     config_class: type[BaseModel] = BaseModel       # ...and what `load` reads them as
 
@@ -67,9 +73,11 @@ class LoRAStudent:
         return {'model': self.name, **self.config.model_dump(mode='json')}
 
 # %% ../../nbs/21_students.hf.ipynb #d57703d6
-ALPACA_TEMPLATE = ('Below is an instruction that describes a task. Write a response that appropriately completes the '
+ALPACA_TEMPLATE = ('Below is an instruction that describes a task. Write a response that appropriately '
+                   'completes the '
                    'request.\n\n### Instruction:\n{prompt}\n\n### Response:\n')
 
+# %% ../../nbs/21_students.hf.ipynb #93447196
 class HFStudentConfig(BaseModel):
     "LoRA, training and decoding settings of an `HFStudent`; the defaults are the DataEnvGym paper's."
     model_config = ConfigDict(frozen=True, extra='forbid')
@@ -88,18 +96,23 @@ class HFStudentConfig(BaseModel):
     max_new_tokens: int = 256
     predict_batch_size: int | Literal['auto'] = 16   # 'auto': as many as the device's free memory holds
     warmup_steps: int | None = None                  # if set, instead of `warmup_ratio`
-    train_on: Literal['solution', 'response'] = 'solution'   # a datum's worked solution, where it has one, else its response
+    # a datum's worked solution, where it has one, else its response
+    train_on: Literal['solution', 'response'] = 'solution'
     device: Literal['auto', 'cpu', 'cuda'] = 'auto'
     dtype: Literal['auto', 'float32', 'bfloat16', 'float16'] = 'auto'
     seed: int = 0
 
+# %% ../../nbs/21_students.hf.ipynb #dda86f62
 class HFStudent(LoRAStudent):
     "Any Hugging Face causal LM, fine-tuned with LoRA through TRL's `SFTTrainer`: a `Student`."
     settings_file, config_class = 'hfstudent.json', HFStudentConfig
 
     def __init__(self, model: str | Path, config: HFStudentConfig | None = None, **overrides):
-        self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)   # a local folder is found from anywhere
-        self.config = HFStudentConfig.model_validate({**(config or HFStudentConfig()).model_dump(), **overrides})
+        # a local folder is found from anywhere
+        self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)
+        self.config = HFStudentConfig.model_validate(
+            {**(config or HFStudentConfig()).model_dump(), **overrides}
+        )
         self.tokenizer = AutoTokenizer.from_pretrained(self.name)
         if self.tokenizer.pad_token is None: self.tokenizer.pad_token = self.tokenizer.eos_token
         where, dtype = placement(self.config.device, self.config.dtype)
@@ -116,12 +129,16 @@ class HFStudent(LoRAStudent):
 def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfig:
     "TRL's `SFTConfig` for `c` on this machine: GPU (bfloat16 if supported) or `use_cpu`."
     cuda = placement(c.device, c.dtype)[0] == 'cuda'
-    return SFTConfig(output_dir=output_dir, num_train_epochs=c.epochs, max_steps=-1 if c.steps is None else c.steps,
-                     per_device_train_batch_size=c.batch_size, learning_rate=c.lr, lr_scheduler_type=c.schedule,
-                     warmup_steps=c.warmup_ratio if c.warmup_steps is None else c.warmup_steps, max_length=c.max_length, completion_only_loss=True, seed=c.seed,
+    return SFTConfig(output_dir=output_dir, num_train_epochs=c.epochs, max_steps=-1 if c.steps is None
+                     else c.steps,
+                     per_device_train_batch_size=c.batch_size, learning_rate=c.lr,
+                     lr_scheduler_type=c.schedule,
+                     warmup_steps=c.warmup_ratio if c.warmup_steps is None else c.warmup_steps,
+                     max_length=c.max_length, completion_only_loss=True, seed=c.seed,
                      use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none',
                      save_strategy='no', logging_steps=1, disable_tqdm=not progress)
 
+# %% ../../nbs/21_students.hf.ipynb #cd8db9b3
 @contextmanager
 def quiet_datasets(quiet: bool = True):
     "Inside the block, no `datasets` progress bars (the trainer's dataset preparation) when `quiet`."
@@ -131,18 +148,28 @@ def quiet_datasets(quiet: bool = True):
     finally:
         if quiet and was: datasets.enable_progress_bars()
 
+# %% ../../nbs/21_students.hf.ipynb #6fd93a4a
 @patch
 def target(self: HFStudent, d: Datum, c: HFStudentConfig | None = None) -> str:
     "What the student learns to write for `d`: its worked solution (MATH's, kept in the datum's metadata), else its response."
     c = c or self.config
-    return d.metadata['solution'] if c.train_on == 'solution' and isinstance(d.metadata.get('solution'), str) else d.response
+    return (
+        d.metadata['solution']
+        if c.train_on == 'solution' and isinstance(d.metadata.get('solution'), str)
+        else d.response
+    )
 
+# %% ../../nbs/21_students.hf.ipynb #8917ad8a
 @patch
-def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True, progress: bool = True, **settings) -> HFStudent:
+def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True,
+        progress: bool = True, **settings) -> HFStudent:
     "Fine-tune on `data` with LoRA: a new adapter on the base, or (`from_base=False`) the current one; `settings` override this fit's; no data: the base as it is."
     if bad := sorted(set(settings) - set(HFStudentConfig.model_fields)):
-        raise ValueError(f'HFStudent.fit got unknown settings {bad}; valid: {", ".join(HFStudentConfig.model_fields)}')
-    c, has_adapter = HFStudentConfig.model_validate({**self.config.model_dump(), **settings}), isinstance(self.model, PeftModel)
+        raise ValueError(f'HFStudent.fit got unknown settings {bad}; valid: '
+                         f'{", ".join(HFStudentConfig.model_fields)}')
+    c, has_adapter = HFStudentConfig.model_validate({**self.config.model_dump(), **settings}), isinstance(
+        self.model, PeftModel
+    )
     if has_adapter and from_base: self.model, has_adapter = self.model.unload(), False
     if not data:                                   # start from the checkpoint alone (no seed data)
         self.examples_seen, self.log_history = 0, []
@@ -150,7 +177,8 @@ def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True, progr
     lora = None if has_adapter and not from_base else LoraConfig(
         r=c.lora_r, lora_alpha=c.lora_alpha, lora_dropout=c.lora_dropout, target_modules=c.target_modules,
         task_type='CAUSAL_LM')
-    ds = Dataset.from_dict({'prompt': [self.prompt(d.prompt) for d in data], 'completion': [self.target(d, c) for d in data]})
+    ds = Dataset.from_dict({'prompt': [self.prompt(d.prompt) for d in data],
+                            'completion': [self.target(d, c) for d in data]})
     set_seed(c.seed)
     with tempfile.TemporaryDirectory() as out, quiet_datasets(not progress):
         trainer = SFTTrainer(model=self.model, args=_sft_config(c, out, progress), train_dataset=ds,
@@ -161,13 +189,20 @@ def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True, progr
     self.examples_seen = trainer.state.global_step * c.batch_size
     return self
 
+# %% ../../nbs/21_students.hf.ipynb #7e027c17
 @patch
 def predict(self: HFStudent, tasks: Sequence[Task]) -> list[str]:
     "Greedy responses to `tasks`, in order."
     c = self.config
-    bs = auto_batch_size(self.model, c.max_length + c.max_new_tokens) if c.predict_batch_size == 'auto' else c.predict_batch_size
-    return generate_responses(self.model, self.tokenizer, [self.prompt(t.prompt) for t in tasks], c.max_new_tokens, bs)
+    bs = (
+        auto_batch_size(self.model, c.max_length + c.max_new_tokens)
+        if c.predict_batch_size == 'auto'
+        else c.predict_batch_size
+    )
+    return generate_responses(self.model, self.tokenizer, [self.prompt(t.prompt) for t in tasks],
+                              c.max_new_tokens, bs)
 
+# %% ../../nbs/21_students.hf.ipynb #06c84d9d
 @patch
 def loss(self: HFStudent, data: Sequence[Datum]) -> float:
     "Mean loss per response token on `data`."
@@ -185,6 +220,7 @@ def set_base(self: LoRAStudent) -> LoRAStudent:
     self.model = self.model.merge_and_unload().eval()
     return self
 
+# %% ../../nbs/21_students.hf.ipynb #7afd1140
 @patch
 def save(self: LoRAStudent, path: str | Path) -> Path:
     "Save the LoRA adapter (if trained), the adapters folded into the base, and the settings to the folder `path`."
@@ -198,6 +234,7 @@ def save(self: LoRAStudent, path: str | Path) -> Path:
     (path / self.settings_file).write_text(json.dumps(meta, indent=1))
     return path
 
+# %% ../../nbs/21_students.hf.ipynb #fb7da0d7
 @patch(cls_method=True)
 def load(cls: LoRAStudent, path: str | Path) -> LoRAStudent:
     "A student from what `save` wrote: the base model loaded again by name, the base adapters folded in, the adapter."

@@ -16,7 +16,13 @@ from pydantic import BaseModel, ConfigDict
 from safetensors.torch import load_file, save_file
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 from tqdm.auto import tqdm
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+from transformers import (
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    PreTrainedTokenizerFast,
+)
 
 from ..core import Datum, Task
 
@@ -34,8 +40,10 @@ def char_tokenizer(chars: str = CHARS) -> PreTrainedTokenizerFast:
     tok = Tokenizer(models.WordLevel(vocab, unk_token='<unk>'))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r'[\s\S]'), behavior='isolated')
     tok.decoder = decoders.Fuse()
-    tok.post_processor = processors.TemplateProcessing(single='<bos> $A', special_tokens=[('<bos>', vocab['<bos>'])])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token='<pad>', bos_token='<bos>', eos_token='<eos>',
+    tok.post_processor = processors.TemplateProcessing(single='<bos> $A',
+                                                       special_tokens=[('<bos>', vocab['<bos>'])])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token='<pad>', bos_token='<bos>',
+                                   eos_token='<eos>',
                                    unk_token='<unk>', padding_side='left', truncation_side='left',
                                    clean_up_tokenization_spaces=False)
 
@@ -55,7 +63,9 @@ def encode_examples(tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
     return out
 
 # %% ../../nbs/20_students.tiny.ipynb #77dd6780
-def collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def collate(
+    examples: Sequence[tuple[list[int], list[int]]], pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Right-padded `(input_ids, labels)` tensors for a batch of encoded examples."
     width = max(len(i) for i, _ in examples)
     ids = torch.tensor([i + [pad_id] * (width - len(i)) for i, _ in examples])
@@ -65,7 +75,8 @@ def collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int) -> tup
 # %% ../../nbs/20_students.tiny.ipynb #64835d3b
 @torch.inference_mode()
 def generate_responses(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, prompts: Sequence[str],
-                       max_new_tokens: int, batch_size: int, max_prompt_length: int | None = None) -> list[str]:
+                       max_new_tokens: int, batch_size: int,
+                       max_prompt_length: int | None = None) -> list[str]:
     "Greedy responses of `model` to `prompts`, in order, decoded without special tokens."
     was_training, out = model.training, [''] * len(prompts)
     model.eval()
@@ -73,14 +84,17 @@ def generate_responses(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBas
     for s in range(0, len(order), batch_size):
         idx = order[s:s + batch_size]
         enc = tokenizer([prompts[i] for i in idx], return_tensors='pt', padding=True, padding_side='left',
-                        truncation=max_prompt_length is not None, max_length=max_prompt_length).to(model.device)
+                        truncation=max_prompt_length is not None,
+                        max_length=max_prompt_length).to(model.device)
         gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
                              pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-        for i, text in zip(idx, tokenizer.batch_decode(gen[:, enc['input_ids'].shape[1]:], skip_special_tokens=True)):
+        for i, text in zip(idx, tokenizer.batch_decode(gen[:, enc['input_ids'].shape[1]:],
+                                                       skip_special_tokens=True)):
             out[i] = text
     model.train(was_training)
     return out
 
+# %% ../../nbs/20_students.tiny.ipynb #72ecd5ba
 @torch.inference_mode()
 def response_loss(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
                   max_length: int, batch_size: int = 64) -> float:
@@ -102,7 +116,8 @@ class TinyLMConfig(BaseModel):
     layers: int = 2
     heads: int = 14
     intermediate_size: int = 224
-    max_length: int = 128                         # tokens of prompt + response; longer examples lose their start
+    # tokens of prompt + response; longer examples lose their start
+    max_length: int = 128
     chars: str = CHARS                            # the vocabulary, besides the four special tokens
     steps: int = 1000                             # optimiser steps per `fit`...
     epochs: float | None = None                   # ...unless this many passes over the data are asked for
@@ -117,11 +132,17 @@ class TinyLMConfig(BaseModel):
 
     def n_steps(self, n_examples: int) -> int:
         "Optimiser steps a `fit` on `n_examples` takes."
-        return self.steps if self.epochs is None else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+        return (
+            self.steps
+            if self.epochs is None
+            else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+        )
 
+# %% ../../nbs/20_students.tiny.ipynb #07e5eb48
 def llama_config(config: TinyLMConfig, tokenizer: PreTrainedTokenizerBase) -> LlamaConfig:
     "The transformers `LlamaConfig` of a `TinyLM` with `config` over `tokenizer`'s vocabulary."
-    return LlamaConfig(vocab_size=len(tokenizer), hidden_size=config.hidden_size, num_hidden_layers=config.layers,
+    return LlamaConfig(vocab_size=len(tokenizer), hidden_size=config.hidden_size,
+                       num_hidden_layers=config.layers,
                        num_attention_heads=config.heads, num_key_value_heads=config.heads,
                        intermediate_size=config.intermediate_size, max_position_embeddings=config.max_length,
                        tie_word_embeddings=True, pad_token_id=tokenizer.pad_token_id,
@@ -160,6 +181,7 @@ class SeededStudent:
         self.examples_seen = len(self.losses) * config.batch_size
         return self
 
+# %% ../../nbs/20_students.tiny.ipynb #912fc10f
 class TinyLM(SeededStudent):
     "A small character-level Llama (0.26M parameters by default), trained fully from a seed on a CPU: a `Student`."
     def __init__(self, config: TinyLMConfig | None = None, **overrides):
@@ -173,7 +195,10 @@ class TinyLM(SeededStudent):
 
     def __repr__(self):
         c = self.config
-        return f'TinyLM({self.num_parameters / 1e6:.2f}M parameters: {c.layers} layers, width {c.hidden_size}, {c.heads} heads)'
+        return (
+            f'TinyLM({self.num_parameters / 1e6:.2f}M parameters: {c.layers} layers, width {c.hidden_size},'
+            f' {c.heads} heads)'
+        )
 
 # %% ../../nbs/20_students.tiny.ipynb #64a96efa
 def lr_factor(step: int, steps: int, warmup_steps: int, schedule: str = 'cosine') -> float:
@@ -183,12 +208,15 @@ def lr_factor(step: int, steps: int, warmup_steps: int, schedule: str = 'cosine'
     return 0.5 * (1 + math.cos(math.pi * (step - warmup_steps) / max(1, steps - warmup_steps)))
 
 # %% ../../nbs/20_students.tiny.ipynb #a9dcbec9
-def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[list[int]], torch.Tensor], config,
+def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[list[int]], torch.Tensor],
+                config,
                 on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
     "Train `model` for `config.n_steps(n_examples)` steps on batches of example indices (a seeded shuffle, epoch after epoch); returns every step's loss."
     steps, bs = config.n_steps(n_examples), config.batch_size
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, steps, config.warmup_steps, config.schedule))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: lr_factor(s, steps, config.warmup_steps, config.schedule)
+    )
     gen, order, losses = torch.Generator().manual_seed(config.seed), [], []
     model.train()
     try:
@@ -205,8 +233,11 @@ def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[l
     finally: model.eval()
     return losses
 
-def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], list[int]]], config: TinyLMConfig,
-                    pad_id: int, on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
+# %% ../../nbs/20_students.tiny.ipynb #532a749a
+def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], list[int]]],
+                    config: TinyLMConfig,
+                    pad_id: int, on_step: Callable[[int, float], None] | None = None,
+                    progress: bool = True) -> list[float]:
     "Train `model` on encoded `examples` for `config.n_steps` steps; returns the loss of every step."
     def batch_loss(idx: list[int]) -> torch.Tensor:
         ids, labels = collate([examples[i] for i in idx], pad_id)
@@ -227,6 +258,7 @@ def predict(self: TinyLM, tasks: Sequence[Task]) -> list[str]:
     return generate_responses(self.model, self.tokenizer, [t.prompt for t in tasks], c.max_new_tokens,
                               c.predict_batch_size, max_prompt_length=c.max_length - c.max_new_tokens)
 
+# %% ../../nbs/20_students.tiny.ipynb #b0b25587
 @patch
 def loss(self: TinyLM, data: Sequence[Datum]) -> float:
     "Mean loss per response token on `data`."
@@ -243,11 +275,13 @@ def save(self: TinyLM, path: str | Path) -> Path:
     save_file(self.base_state, path / 'base.safetensors')
     return path
 
+# %% ../../nbs/20_students.tiny.ipynb #dfada0c1
 @patch(cls_method=True)
 def load(cls: TinyLM, path: str | Path) -> TinyLM:
     "Load a `TinyLM` written by `save`."
     path = Path(path)
-    if not (path / 'tinylm.json').exists(): raise FileNotFoundError(f'No TinyLM at {path}: tinylm.json is missing.')
+    if not (path / 'tinylm.json').exists():
+        raise FileNotFoundError(f'No TinyLM at {path}: tinylm.json is missing.')
     student = cls(TinyLMConfig.model_validate_json((path / 'tinylm.json').read_text()))
     student.tokenizer = PreTrainedTokenizerFast.from_pretrained(path / 'model')
     student.model = LlamaForCausalLM.from_pretrained(path / 'model').eval()

@@ -22,11 +22,24 @@ from safetensors.torch import load_file, save_file
 from fastcore.basics import patch
 
 from peft import LoraConfig, PeftModel, get_peft_model
-from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfig, GemmaTokenizer, PaliGemmaConfig,
-                          PaliGemmaForConditionalGeneration, PaliGemmaProcessor, SiglipImageProcessorPil, SiglipVisionConfig)
+from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfig, GemmaTokenizer,
+                          PaliGemmaConfig,
+                          PaliGemmaForConditionalGeneration, PaliGemmaProcessor,
+                          SiglipImageProcessorPil, SiglipVisionConfig)
 
 from ..core import Datum, Task
-from ..domains.vqa import BACKGROUND, COLORS, MATERIALS, NUMBERS, QSUBSKILLS, SHAPES, SIZES, YES_NO, make_task, task_image
+from dataenvgym.domains.vqa import (
+    BACKGROUND,
+    COLORS,
+    MATERIALS,
+    NUMBERS,
+    QSUBSKILLS,
+    SHAPES,
+    SIZES,
+    YES_NO,
+    make_task,
+    task_image,
+)
 from .hf import LoRAStudent, device, load_dtype, placement
 from .tiny import SeededStudent, train_steps
 
@@ -37,12 +50,14 @@ __all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_O
            'make_network', 'VQAStudent', 'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
 
 # %% ../../nbs/22_students.vqa.ipynb #64c209bb
-BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *NUMBERS, *SHAPES, *COLORS, *SIZES, *MATERIALS]))
+BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *NUMBERS, *SHAPES,
+                                                     *COLORS, *SIZES, *MATERIALS]))
 
 def words(question: str) -> list[str]:
     "The lower-cased word tokens of `question`."
     return re.findall(r'[a-z0-9]+', question.lower())
 
+# %% ../../nbs/22_students.vqa.ipynb #3c1c0bfb
 @lru_cache(maxsize=1)
 def lexicon(per_level: int = 30) -> tuple[tuple[str, ...], tuple[str, ...]]:
     "The VQA domain's question words (`<pad>`, `<unk>`, then sorted) and answers (the attribute words and numbers, then any other answer or option its questions use)."
@@ -51,7 +66,8 @@ def lexicon(per_level: int = 30) -> tuple[tuple[str, ...], tuple[str, ...]]:
         for level in (1, 2, 3):
             for _ in range(per_level):
                 t = make_task(sub, level, rng)
-                seen.update(words(t.prompt)); answers.update(dict.fromkeys([t.answer, *t.metadata['options']]))
+                seen.update(words(t.prompt))
+                answers.update(dict.fromkeys([t.answer, *t.metadata['options']]))
     return ('<pad>', '<unk>', *sorted(seen)), tuple(answers)
 
 # %% ../../nbs/22_students.vqa.ipynb #18696e14
@@ -59,8 +75,10 @@ class VQAStudentConfig(BaseModel):
     "Size, training and prediction settings of a `VQAStudent`; the defaults train on two CPU cores in minutes."
     model_config = ConfigDict(frozen=True, extra='forbid')
     image_size: int = 64
-    network: Literal['film', 'objects'] = 'film'   # `VQANet` over the whole image, or `ObjectNet` over its objects
-    channels: tuple[int, ...] = (32, 64, 64, 64)   # FiLM: one strided convolution each, FiLM after all but the first
+    # `VQANet` over the whole image, or `ObjectNet` over its objects
+    network: Literal['film', 'objects'] = 'film'
+    # FiLM: one strided convolution each, FiLM after all but the first
+    channels: tuple[int, ...] = (32, 64, 64, 64)
     word_dim: int = 64
     question_dim: int = 128
     hidden: int = 128
@@ -76,7 +94,11 @@ class VQAStudentConfig(BaseModel):
 
     def n_steps(self, n_examples: int) -> int:
         "Optimiser steps a `fit` on `n_examples` takes."
-        return self.steps if self.epochs is None else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+        return (
+            self.steps
+            if self.epochs is None
+            else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+        )
 
 # %% ../../nbs/22_students.vqa.ipynb #a95f7956
 def _coords(x: torch.Tensor) -> torch.Tensor:
@@ -92,6 +114,7 @@ def standardize(images: torch.Tensor) -> torch.Tensor:
     "Pixels in [0, 1] shifted so the scenes' grey background is 0 and scaled so colours reach about ±2."
     return (images - PIXEL_CENTER) * PIXEL_SCALE
 
+# %% ../../nbs/22_students.vqa.ipynb #6641a40e
 class FiLMBlock(nn.Module):
     "A strided 3×3 convolution over features plus coordinates, normalised, then scaled and shifted per channel by the question."
     def __init__(self, c_in: int, c_out: int, question_dim: int):
@@ -104,6 +127,7 @@ class FiLMBlock(nn.Module):
         gamma, beta = self.film(q).unsqueeze(-1).unsqueeze(-1).chunk(2, 1)
         return F.relu((1 + gamma) * self.norm(self.conv(_coords(x))) + beta)
 
+# %% ../../nbs/22_students.vqa.ipynb #7b8d2da2
 class VQANet(nn.Module):
     "Question (GRU) → FiLM parameters for an image CNN → pooled features → answer logits."
     def __init__(self, config: VQAStudentConfig, n_words: int, n_answers: int):
@@ -111,12 +135,16 @@ class VQANet(nn.Module):
         c = config
         self.embed = nn.Embedding(n_words, c.word_dim, padding_idx=0)
         self.gru = nn.GRU(c.word_dim, c.question_dim, batch_first=True)
-        self.stem = nn.Sequential(nn.Conv2d(5, c.channels[0], 3, stride=2, padding=1), nn.GroupNorm(1, c.channels[0]), nn.ReLU())
-        self.blocks = nn.ModuleList(FiLMBlock(a, b, c.question_dim) for a, b in zip(c.channels, c.channels[1:]))
-        self.head = nn.Sequential(nn.Linear(2 * c.channels[-1] + c.question_dim, c.hidden), nn.ReLU(), nn.Linear(c.hidden, n_answers))
+        self.stem = nn.Sequential(nn.Conv2d(5, c.channels[0], 3, stride=2, padding=1),
+                                  nn.GroupNorm(1, c.channels[0]), nn.ReLU())
+        self.blocks = nn.ModuleList(FiLMBlock(a, b, c.question_dim) for a,
+                                    b in zip(c.channels, c.channels[1:]))
+        self.head = nn.Sequential(nn.Linear(2 * c.channels[-1] + c.question_dim, c.hidden), nn.ReLU(),
+                                  nn.Linear(c.hidden, n_answers))
 
     def encode_question(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        packed = nn.utils.rnn.pack_padded_sequence(self.embed(ids), lengths, batch_first=True, enforce_sorted=False)
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(ids), lengths, batch_first=True,
+                                                   enforce_sorted=False)
         return self.gru(packed)[1][0]
 
     def forward(self, images: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -142,6 +170,7 @@ def images_tensor(items: Sequence[Task | Datum], size: int) -> torch.Tensor:
     "A float batch `(n, 3, size, size)` in [0, 1]."
     return torch.from_numpy(np.stack([image_array(i, size) for i in items])).float().div_(255)
 
+# %% ../../nbs/22_students.vqa.ipynb #18554bfa
 def questions_tensor(questions: Sequence[str], vocab: dict[str, int]) -> tuple[torch.Tensor, torch.Tensor]:
     "Padded word ids and lengths of `questions` (unknown words → `<unk>`; an empty question is one `<unk>`)."
     ids = [[vocab.get(w, 1) for w in words(q)] or [1] for q in questions]
@@ -150,6 +179,7 @@ def questions_tensor(questions: Sequence[str], vocab: dict[str, int]) -> tuple[t
 
 # %% ../../nbs/22_students.vqa.ipynb #8a378241
 PALETTE_HUES = rgb_to_hsv(np.array(list(COLORS.values())) / 255)[:, 0]
+
 MAX_OBJECTS, CROP = 12, 16
 
 def _hues(image: np.ndarray) -> np.ndarray:
@@ -157,6 +187,7 @@ def _hues(image: np.ndarray) -> np.ndarray:
     dist = np.abs(rgb_to_hsv(np.moveaxis(image, 0, -1))[..., 0, None] - PALETTE_HUES)
     return np.minimum(dist, 1 - dist).argmin(-1)
 
+# %% ../../nbs/22_students.vqa.ipynb #c6626379
 def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
     "`(H, W)` uint8 map of a `(3, H, W)` float image in [0, 1]: 0 background, k for the k-th largest object region."
     fg = np.abs(image - PIXEL_CENTER).max(0) > threshold
@@ -165,23 +196,30 @@ def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
         lab, n = ndimage.label(fg & (hues == c), structure=np.ones((3, 3), bool))
         sizes = np.bincount(lab.ravel())[1:]
         regions += [(-int(sizes[i]), c, i + 1, lab) for i in range(n) if sizes[i] >= 4]
-    for k, (_, _, i, lab) in enumerate(sorted(regions, key=lambda r: r[:3])[:MAX_OBJECTS]): out[lab == i] = k + 1
+    for k, (_, _, i, lab) in enumerate(sorted(regions,
+                                              key=lambda r: r[:3])[:MAX_OBJECTS]): out[lab == i] = k + 1
     return out
 
+# %% ../../nbs/22_students.vqa.ipynb #4c5074d3
 def object_boxes(regions: np.ndarray) -> np.ndarray:
     "`(MAX_OBJECTS, 4)` float boxes (x0, y0, x1, y1; end exclusive) of the regions of an `object_map`; zeros past the last."
     boxes = np.zeros((MAX_OBJECTS, 4), np.float32)
-    for k, (ys, xs) in enumerate(ndimage.find_objects(regions)): boxes[k] = xs.start, ys.start, xs.stop, ys.stop
+    for k, (ys, xs) in enumerate(ndimage.find_objects(regions)):
+        boxes[k] = xs.start, ys.start, xs.stop, ys.stop
     return boxes
 
 _MAPS: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
-MAPS_CACHE_SIZE = 50_000   # images whose maps are kept; the cache is emptied before a batch that would overflow it
 
+# images whose maps are kept; the cache is emptied before a batch that would overflow it
+MAPS_CACHE_SIZE = 50_000
+
+# %% ../../nbs/22_students.vqa.ipynb #79c2142d
 def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "`object_map` and `object_boxes` of each image of a batch, cached by the image's bytes (computed once per session)."
     arrays = images.numpy()
     keys = [hashlib.blake2b(a.tobytes(), digest_size=16).digest() for a in arrays]
-    if len(_MAPS) + len(keys) > MAPS_CACHE_SIZE: _MAPS.clear()   # never mid-batch, which would drop this batch's maps
+    # never mid-batch, which would drop this batch's maps
+    if len(_MAPS) + len(keys) > MAPS_CACHE_SIZE: _MAPS.clear()
     for k, a in zip(keys, arrays):
         if k not in _MAPS:
             regions = object_map(a)
@@ -189,71 +227,100 @@ def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return (torch.from_numpy(np.stack([_MAPS[k][0] for k in keys])).long(),
             torch.from_numpy(np.stack([_MAPS[k][1] for k in keys])))
 
+# %% ../../nbs/22_students.vqa.ipynb #771fef36
 class ObjectNet(nn.Module):
     "Objects from hue regions → CNN embeddings in word space → the question's words pick the referent → answer logits."
-    def __init__(self, config: VQAStudentConfig, n_words: int, n_answers: int, answer_words: torch.Tensor | None = None):
+    def __init__(self, config: VQAStudentConfig, n_words: int, n_answers: int,
+                 answer_words: torch.Tensor | None = None):
         super().__init__()
         c, d, D = config, config.word_dim, config.hidden
         self.embed = nn.Embedding(n_words, d, padding_idx=0)
         self.gru = nn.GRU(d, c.question_dim, batch_first=True)
         self.gate = nn.Linear(c.question_dim, 1)
-        self.crop_cnn = nn.Sequential(nn.Conv2d(4, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(),
+        self.crop_cnn = nn.Sequential(nn.Conv2d(4, 32, 3, padding=1), nn.ReLU(),
+                                      nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(),
                                       nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.ReLU())
         self.obj = nn.Sequential(nn.Linear(2 * 64 + 5, D), nn.ReLU(), nn.Linear(D, d))
-        self.count_bias, self.tie_scale, self.mention_bonus = (nn.Parameter(torch.tensor(v)) for v in (0.0, 1.0, 1.0))
+        self.count_bias, self.tie_scale, self.mention_bonus = (
+            nn.Parameter(torch.tensor(v)) for v in (0.0, 1.0, 1.0)
+        )
         self.head = nn.Sequential(nn.Linear(d + c.question_dim + 3, D), nn.ReLU(), nn.Linear(D, n_answers))
-        self.register_buffer('answer_words', answer_words if answer_words is not None else torch.zeros(n_answers, dtype=torch.long))
+        self.register_buffer('answer_words', answer_words if answer_words is not None
+                             else torch.zeros(n_answers, dtype=torch.long))
 
-    def objects(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        "Each image's object embeddings `(B, MAX_OBJECTS, word_dim)` and which slots hold an object."
-        maps, boxes = object_maps(images)
-        B, _, H, W = images.shape
-        valid = boxes[..., 2] > 0                                                 # a region ends right of column 0
-        bi, ki = valid.nonzero(as_tuple=True)
-        objs = torch.zeros(B, MAX_OBJECTS, self.embed.embedding_dim)
-        if not len(bi): return objs, valid                                        # blank pictures: nothing to look at
-        mask = (maps[bi] == (ki + 1).view(-1, 1, 1)).float()
-        x0, y0, x1, y1 = boxes[bi, ki].unbind(1)
-        cx, cy, side = (x0 + x1) / 2, (y0 + y1) / 2, torch.maximum(x1 - x0, y1 - y0) + 2
-        theta = torch.zeros(len(bi), 2, 3)
-        theta[:, 0, 0], theta[:, 1, 1], theta[:, 0, 2], theta[:, 1, 2] = side / W, side / H, cx / W * 2 - 1, cy / H * 2 - 1
-        pixels = torch.cat([standardize(images)[bi], mask.unsqueeze(1)], 1)
-        crops = F.grid_sample(pixels, F.affine_grid(theta, [len(bi), 4, CROP, CROP], align_corners=False), align_corners=False)
-        f = self.crop_cnn(crops)
-        shape = torch.stack([cx / W * 2 - 1, cy / H * 2 - 1, (x1 - x0) / W * 4, (y1 - y0) / H * 4, mask.sum((1, 2)) / (H * W) * 20], 1)
-        objs[bi, ki] = self.obj(torch.cat([f.amax((2, 3)), f.mean((2, 3)), shape], 1))
-        return objs, valid
+# %% ../../nbs/22_students.vqa.ipynb #f3d81d1d
+@patch
+def objects(self: ObjectNet, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    "Each image's object embeddings `(B, MAX_OBJECTS, word_dim)` and which slots hold an object."
+    maps, boxes = object_maps(images)
+    B, _, H, W = images.shape
+    # a region ends right of column 0
+    valid = boxes[..., 2] > 0
+    bi, ki = valid.nonzero(as_tuple=True)
+    objs = torch.zeros(B, MAX_OBJECTS, self.embed.embedding_dim)
+    # blank pictures: nothing to look at
+    if not len(bi): return objs, valid
+    mask = (maps[bi] == (ki + 1).view(-1, 1, 1)).float()
+    x0, y0, x1, y1 = boxes[bi, ki].unbind(1)
+    cx, cy, side = (x0 + x1) / 2, (y0 + y1) / 2, torch.maximum(x1 - x0, y1 - y0) + 2
+    theta = torch.zeros(len(bi), 2, 3)
+    theta[:, 0, 0], theta[:, 1, 1], theta[:, 0, 2], theta[:, 1, 2] = (
+        side / W,
+        side / H,
+        cx / W * 2 - 1,
+        cy / H * 2 - 1,
+    )
+    pixels = torch.cat([standardize(images)[bi], mask.unsqueeze(1)], 1)
+    crops = F.grid_sample(pixels, F.affine_grid(theta, [len(bi), 4, CROP, CROP], align_corners=False),
+                          align_corners=False)
+    f = self.crop_cnn(crops)
+    shape = torch.stack([cx / W * 2 - 1, cy / H * 2 - 1, (x1 - x0) / W * 4, (y1 - y0) / H * 4,
+                         mask.sum((1, 2)) / (H * W) * 20], 1)
+    objs[bi, ki] = self.obj(torch.cat([f.amax((2, 3)), f.mean((2, 3)), shape], 1))
+    return objs, valid
 
-    def forward(self, images: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        e = self.embed(ids)
-        packed = nn.utils.rnn.pack_padded_sequence(e, lengths, batch_first=True, enforce_sorted=False)
-        states, last = self.gru(packed)
-        states = nn.utils.rnn.pad_packed_sequence(states, batch_first=True, total_length=ids.shape[1])[0]
-        q = last[0]
-        names = torch.sigmoid(self.gate(states)).squeeze(-1) * (ids > 0)           # how much each word names the referent
-        objs, valid = self.objects(images)
-        scores = torch.einsum('btd,bkd,bt->bk', e, objs, names)
-        referent = (torch.softmax(scores.masked_fill(~valid, -1e9), 1).unsqueeze(-1) * objs).sum(1)
-        count, n = (torch.sigmoid(scores + self.count_bias) * valid).sum(1, keepdim=True), valid.sum(1, keepdim=True).float()
-        logits = self.head(torch.cat([referent, q, count / 4, n / 4, (n / 4) ** 2], 1))
-        tied = self.embed(self.answer_words) * (self.answer_words > 0).unsqueeze(-1)  # one word per answer, or none
-        named = ((ids.unsqueeze(-1) == self.answer_words) & (ids.unsqueeze(-1) > 0)).any(1).float()
-        return logits + self.tie_scale * referent @ tied.T + self.mention_bonus * named
+# %% ../../nbs/22_students.vqa.ipynb #5def6ed7
+@patch
+def forward(self: ObjectNet, images: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    e = self.embed(ids)
+    packed = nn.utils.rnn.pack_padded_sequence(e, lengths, batch_first=True, enforce_sorted=False)
+    states, last = self.gru(packed)
+    states = nn.utils.rnn.pad_packed_sequence(states, batch_first=True, total_length=ids.shape[1])[0]
+    q = last[0]
+    # how much each word names the referent
+    names = torch.sigmoid(self.gate(states)).squeeze(-1) * (ids > 0)
+    objs, valid = self.objects(images)
+    scores = torch.einsum('btd,bkd,bt->bk', e, objs, names)
+    referent = (torch.softmax(scores.masked_fill(~valid, -1e9), 1).unsqueeze(-1) * objs).sum(1)
+    count, n = (torch.sigmoid(scores + self.count_bias) * valid).sum(1, keepdim=True), valid.sum(
+        1, keepdim=True
+    ).float()
+    logits = self.head(torch.cat([referent, q, count / 4, n / 4, (n / 4) ** 2], 1))
+    # one word per answer, or none
+    tied = self.embed(self.answer_words) * (self.answer_words > 0).unsqueeze(-1)
+    named = ((ids.unsqueeze(-1) == self.answer_words) & (ids.unsqueeze(-1) > 0)).any(1).float()
+    return logits + self.tie_scale * referent @ tied.T + self.mention_bonus * named
 
+# %% ../../nbs/22_students.vqa.ipynb #1003705c
 def make_network(config: VQAStudentConfig, vocab: Sequence[str], answers: Sequence[str]) -> nn.Module:
     "The network `config.network` names, for these words and answers."
     if config.network == 'film': return VQANet(config, len(vocab), len(answers))
     ids = {w: i for i, w in enumerate(vocab)}
-    return ObjectNet(config, len(vocab), len(answers), torch.tensor([ids.get(a, 0) if ' ' not in a else 0 for a in answers]))
+    return ObjectNet(config, len(vocab), len(answers),
+                     torch.tensor([ids.get(a, 0) if ' ' not in a else 0 for a in answers]))
 
 # %% ../../nbs/22_students.vqa.ipynb #6db232e8
 class VQAStudent(SeededStudent):
     "A small network (`network`: FiLM or `ObjectNet`) that answers questions about the VQA domain's images, trained from a seed: a `Student`."
     def __init__(self, config: VQAStudentConfig | None = None, **overrides):
-        self.config = VQAStudentConfig.model_validate({**(config or VQAStudentConfig()).model_dump(), **overrides})
+        self.config = VQAStudentConfig.model_validate(
+            {**(config or VQAStudentConfig()).model_dump(), **overrides}
+        )
         vocab, answers = lexicon()
         self.vocab, self.answers = list(vocab), list(answers)
-        self.word_ids, self.answer_ids = {w: i for i, w in enumerate(self.vocab)}, {a: i for i, a in enumerate(self.answers)}
+        self.word_ids, self.answer_ids = {w: i for i, w in enumerate(self.vocab)}, {
+            a: i for i, a in enumerate(self.answers)
+        }
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.config.seed)
             self.model = make_network(self.config, self.vocab, self.answers).eval()
@@ -269,11 +336,14 @@ class VQAStudent(SeededStudent):
 def _targets(self: VQAStudent, data: Sequence[Datum]) -> torch.Tensor:
     norm = [d.response.strip().lower() for d in data]
     unknown = sorted({r for r in norm if r not in self.answer_ids})
-    if unknown: raise ValueError(f'VQAStudent cannot learn the answers {unknown[:5]}: it answers only {", ".join(self.answers)}')
+    if unknown: raise ValueError(f'VQAStudent cannot learn the answers {unknown[:5]}: it answers only '
+                                 f'{", ".join(self.answers)}')
     return torch.tensor([self.answer_ids[r] for r in norm])
 
+# %% ../../nbs/22_students.vqa.ipynb #8f4bc0c3
 @patch
-def _train(self: VQAStudent, data: Sequence[Datum], config: VQAStudentConfig, on_step, progress: bool) -> list[float]:
+def _train(self: VQAStudent, data: Sequence[Datum], config: VQAStudentConfig,
+           on_step, progress: bool) -> list[float]:
     "`SeededStudent.fit`'s training step: answers as classes, a cross-entropy loss per batch; the loss of every step."
     targets = _targets(self, data)
     images = images_tensor(data, config.image_size)
@@ -284,6 +354,7 @@ def _train(self: VQAStudent, data: Sequence[Datum], config: VQAStudentConfig, on
         return F.cross_entropy(self.model(images[idx], ids[idx, :width], lengths[idx]), targets[idx])
     return train_steps(self.model, len(data), batch_loss, config, on_step, progress)
 
+# %% ../../nbs/22_students.vqa.ipynb #246be304
 @patch
 @torch.no_grad()
 def predict(self: VQAStudent, tasks: Sequence[Task]) -> list[str]:
@@ -307,26 +378,42 @@ def save(self: VQAStudent, path: str | Path) -> Path:
                                                       'answers': self.answers}, indent=1))
     return path
 
+# %% ../../nbs/22_students.vqa.ipynb #a08ffac3
 @patch(cls_method=True)
 def load(cls: VQAStudent, path: str | Path) -> VQAStudent:
     "Load a `VQAStudent` written by `save`."
     path = Path(path)
-    if not (path / 'vqastudent.json').exists(): raise FileNotFoundError(f'No VQAStudent at {path}: vqastudent.json is missing.')
+    if not (path / 'vqastudent.json').exists():
+        raise FileNotFoundError(f'No VQAStudent at {path}: vqastudent.json is missing.')
     saved = json.loads((path / 'vqastudent.json').read_text())
     student = cls(VQAStudentConfig.model_validate(saved['config']))
     if saved['vocab'] != student.vocab or saved['answers'] != student.answers:
         student.vocab, student.answers = saved['vocab'], saved['answers']
-        student.word_ids, student.answer_ids = {w: i for i, w in enumerate(student.vocab)}, {a: i for i, a in enumerate(student.answers)}
+        student.word_ids, student.answer_ids = {w: i for i, w in enumerate(student.vocab)}, {
+            a: i for i, a in enumerate(student.answers)
+        }
         student.model = make_network(student.config, student.vocab, student.answers)
     student.model.load_state_dict(load_file(path / 'model.safetensors')); student.model.eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
 
 # %% ../../nbs/22_students.vqa.ipynb #7cc0e993
-PALIGEMMA_LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj',  # Gemma
-                          'out_proj', 'fc1', 'fc2',                                                   # SigLIP
-                          'linear')                                                                   # the projector
+PALIGEMMA_LORA_TARGETS = (
+    'q_proj',
+    'k_proj',
+    'v_proj',
+    'o_proj',
+    'gate_proj',
+    'up_proj',
+    'down_proj',
+    # Gemma
+    'out_proj',
+    'fc1',
+    'fc2',  # SigLIP
+    'linear',
+)  # the projector
 
+# %% ../../nbs/22_students.vqa.ipynb #f142170d
 class HFVisionStudentConfig(BaseModel):
     "LoRA, training and decoding settings of an `HFVisionStudent`; the defaults are the DataEnvGym paper's for PaliGemma."
     model_config = ConfigDict(frozen=True, extra='forbid')
@@ -344,24 +431,37 @@ class HFVisionStudentConfig(BaseModel):
     prompt_template: str = 'answer en {prompt}'
     max_new_tokens: int = 10
     predict_batch_size: int = 16
-    device: Literal['auto', 'cpu', 'cuda'] = 'auto'              # as `HFStudentConfig`: auto is the GPU when there is one
+    # as `HFStudentConfig`: auto is the GPU when there is one
+    device: Literal['auto', 'cpu', 'cuda'] = 'auto'
     dtype: Literal['auto', 'float32', 'bfloat16', 'float16'] = 'auto'
     seed: int = 0
 
     def n_steps(self, n_examples: int) -> int:
         "Optimiser steps a `fit` on `n_examples` takes."
-        return self.steps if self.steps is not None else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+        return (
+            self.steps
+            if self.steps is not None
+            else max(1, math.ceil(self.epochs * n_examples / self.batch_size))
+        )
 
+# %% ../../nbs/22_students.vqa.ipynb #c7bf35d1
 class HFVisionStudent(LoRAStudent):
     "A Hugging Face vision-language model (PaliGemma-style processor), fine-tuned with LoRA on images and questions: a `Student`."
     settings_file, config_class = 'hfvisionstudent.json', HFVisionStudentConfig
 
     def __init__(self, model: str | Path, config: HFVisionStudentConfig | None = None, **overrides):
-        self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)   # a local folder is found from anywhere
-        self.config = HFVisionStudentConfig.model_validate({**(config or HFVisionStudentConfig()).model_dump(), **overrides})
+        # a local folder is found from anywhere
+        self.name = str(Path(model).resolve()) if Path(model).exists() else str(model)
+        self.config = HFVisionStudentConfig.model_validate(
+            {**(config or HFVisionStudentConfig()).model_dump(), **overrides}
+        )
         self.processor = AutoProcessor.from_pretrained(self.name)
-        if not getattr(self.processor, 'image_token', None) or 'suffix' not in inspect.signature(self.processor.__call__).parameters:
-            raise ValueError(f'{self.name}: HFVisionStudent needs a PaliGemma-style processor (an image token, the answer as a '
+        if (
+            not getattr(self.processor, 'image_token', None)
+            or 'suffix' not in inspect.signature(self.processor.__call__).parameters
+        ):
+            raise ValueError(f'{self.name}: HFVisionStudent needs a PaliGemma-style processor (an image '
+                             f'token, the answer as a '
                              f'`suffix`); got {type(self.processor).__name__}')
         where, dtype = placement(self.config.device, self.config.dtype)
         self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=dtype).to(where).eval()
@@ -379,19 +479,24 @@ def _batch(self: HFVisionStudent, items: Sequence[Task | Datum], answers: Sequen
            padding_side: str = 'right') -> dict[str, torch.Tensor]:
     "The model's inputs for `items` (with `answers` as the labels, if given), on its device."
     texts = [self.processor.image_token + self.prompt(i.prompt) for i in items]
-    enc = self.processor(text=texts, images=[task_image(i) for i in items], suffix=list(answers) if answers is not None else None,
-                         return_tensors='np', padding='longest', padding_side=padding_side)   # 'np': its labels are made with numpy
-    enc = {k: torch.from_numpy(v).to(self.model.device) for k, v in enc.items() if answers is not None or k != 'labels'}
+    enc = self.processor(text=texts, images=[task_image(i) for i in items], suffix=list(answers)
+                         if answers is not None else None,
+                         return_tensors='np', padding='longest',
+                         padding_side=padding_side)   # 'np': its labels are made with numpy
+    enc = {k: torch.from_numpy(v).to(self.model.device) for k, v in enc.items()
+           if answers is not None or k != 'labels'}
     enc['pixel_values'] = enc['pixel_values'].to(self.model.dtype)
     return enc
 
 # %% ../../nbs/22_students.vqa.ipynb #95f3fc51
 @patch
 def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
-        on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings) -> HFVisionStudent:
+        on_step: Callable[[int, float], None] | None = None,
+        progress: bool = True, **settings) -> HFVisionStudent:
     "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter; no data: the model as it is."
     if bad := sorted(set(settings) - set(HFVisionStudentConfig.model_fields)):
-        raise ValueError(f'HFVisionStudent.fit got unknown settings {bad}; valid: {", ".join(HFVisionStudentConfig.model_fields)}')
+        raise ValueError(f'HFVisionStudent.fit got unknown settings {bad}; valid: '
+                         f'{", ".join(HFVisionStudentConfig.model_fields)}')
     c = HFVisionStudentConfig.model_validate({**self.config.model_dump(), **settings})
     if not data:                                   # start from the checkpoint alone (no seed data)
         if isinstance(self.model, PeftModel) and from_base: self.model = self.model.unload()
@@ -402,14 +507,18 @@ def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
         torch.manual_seed(c.seed)
         if isinstance(self.model, PeftModel) and from_base: self.model = self.model.unload()
         if not isinstance(self.model, PeftModel):
-            self.model = get_peft_model(self.model, LoraConfig(r=c.lora_r, lora_alpha=c.lora_alpha, lora_dropout=c.lora_dropout,
-                                                               target_modules=list(c.target_modules), task_type='CAUSAL_LM'))
+            self.model = get_peft_model(self.model,
+                                        LoraConfig(r=c.lora_r, lora_alpha=c.lora_alpha,
+                                                   lora_dropout=c.lora_dropout,
+                                                               target_modules=list(c.target_modules),
+                                                   task_type='CAUSAL_LM'))
         def batch_loss(idx: list[int]) -> torch.Tensor:
             return self.model(**self._batch([data[i] for i in idx], [data[i].response for i in idx])).loss
         self.losses = train_steps(self.model, len(data), batch_loss, c, on_step, progress)
     self.examples_seen = len(self.losses) * c.batch_size
     return self
 
+# %% ../../nbs/22_students.vqa.ipynb #7964e3bc
 @patch
 @torch.inference_mode()
 def predict(self: HFVisionStudent, tasks: Sequence[Task]) -> list[str]:
@@ -420,10 +529,12 @@ def predict(self: HFVisionStudent, tasks: Sequence[Task]) -> list[str]:
         idx = order[s:s + bs]
         enc = self._batch([tasks[i] for i in idx], padding_side='left')
         gen = self.model.generate(**enc, max_new_tokens=self.config.max_new_tokens, do_sample=False)
-        for i, text in zip(idx, self.processor.batch_decode(gen[:, enc['input_ids'].shape[1]:], skip_special_tokens=True)):
+        for i, text in zip(idx, self.processor.batch_decode(gen[:, enc['input_ids'].shape[1]:],
+                                                            skip_special_tokens=True)):
             out[i] = text.strip()
     return out
 
+# %% ../../nbs/22_students.vqa.ipynb #438d0325
 @patch
 @torch.inference_mode()
 def loss(self: HFVisionStudent, data: Sequence[Datum]) -> float:
@@ -440,15 +551,21 @@ def tiny_paligemma(folder: str | Path, *, image_size: int = 32, patch_size: int 
                    layers: int = 1, seed: int = 0) -> Path:
     "A tiny, randomly initialised PaliGemma with a character-level Gemma tokenizer, saved to `folder` (for tests and offline demos)."
     chars = [c for c in string.printable if not c.isspace()]
-    vocab = {t: i for i, t in enumerate(['<pad>', '<eos>', '<bos>', '<unk>', '<mask>', '\u2581', '\n', *chars])}  # ▁ is Gemma's space
+    # ▁ is Gemma's space
+    vocab = {t: i for i, t in enumerate(['<pad>', '<eos>', '<bos>', '<unk>', '<mask>',
+                                         '\u2581', '\n', *chars])}
     image_processor = SiglipImageProcessorPil(size={'height': image_size, 'width': image_size},
                                               image_seq_length=(image_size // patch_size) ** 2)
-    processor = PaliGemmaProcessor(image_processor=image_processor, tokenizer=GemmaTokenizer(vocab=vocab, merges=[]))
+    processor = PaliGemmaProcessor(image_processor=image_processor,
+                                   tokenizer=GemmaTokenizer(vocab=vocab, merges=[]))
     config = PaliGemmaConfig(
-        vision_config=SiglipVisionConfig(hidden_size=hidden_size, intermediate_size=2 * hidden_size, num_hidden_layers=layers,
+        vision_config=SiglipVisionConfig(hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                                         num_hidden_layers=layers,
                                          num_attention_heads=2, image_size=image_size, patch_size=patch_size),
-        text_config=GemmaConfig(vocab_size=len(processor.tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-                                num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1, head_dim=hidden_size // 2,
+        text_config=GemmaConfig(vocab_size=len(processor.tokenizer), hidden_size=hidden_size,
+                                intermediate_size=2 * hidden_size,
+                                num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1,
+                                head_dim=hidden_size // 2,
                                 initializer_range=0.5),
         image_token_id=processor.image_token_id, projection_dim=hidden_size)
     with torch.random.fork_rng(devices=[]):

@@ -35,10 +35,21 @@ def _math(path: str | Path) -> list[Task]:
     return (load_math_dir if Path(path).is_dir() else load_math_jsonl)(path, skip_unanswered=True)
 
 def _lcb(path): from dataenvgym.domains.code import load_livecodebench; return load_livecodebench(path)
+
 def _mnms(path): from dataenvgym.domains.tools import load_mnms; return load_mnms(path)
+
 def _gqa(path, images=None): from dataenvgym.domains.vqa import load_gqa; return load_gqa(path, images)
-def _gqa_subset(path, images=None): from dataenvgym.domains.vqa import load_gqa_subset; return load_gqa_subset(path, images)
-def _nb(path, images=None): from dataenvgym.domains.vqa import load_naturalbench; return load_naturalbench(path, images)
+
+def _gqa_subset(path, images=None):
+    from dataenvgym.domains.vqa import load_gqa_subset
+
+    return load_gqa_subset(path, images)
+
+# %% ../../nbs/39_teaching.config.ipynb #12f903a8
+def _nb(path, images=None):
+    from dataenvgym.domains.vqa import load_naturalbench
+
+    return load_naturalbench(path, images)
 
 LOADERS: dict[str, tuple[str, Callable[..., list[Task]]]] = {    # name → (the domain it reads, loader)
     'math': ('math', _math), 'livecodebench': ('code', _lcb), 'mnms': ('tools', _mnms),
@@ -49,35 +60,47 @@ class DomainSource(BaseModel):
     "The domain and where its validation and test tasks come from."
     model_config = ConfigDict(extra='forbid')
     name: str = 'math'                              # a registered domain
-    subskills: list[str] | None = None              # the generator's (seed data, procedural data); None: the preset's
+    # the generator's (seed data, procedural data); None: the preset's
+    subskills: list[str] | None = None
     source: Literal['generator', 'files'] = 'generator'
     loader: str | None = None                       # files: one of LOADERS
-    val: str | None = None                          # files: the validation file (paper split: e.g. MATH train, LCB release_v2)
-    test: str | None = None                         # files: the test file (or, NaturalBench, the same file as val)
+    # files: the validation file (paper split: e.g. MATH train, LCB release_v2)
+    val: str | None = None
+    # files: the test file (or, NaturalBench, the same file as val)
+    test: str | None = None
     images: str | None = None                       # GQA, NaturalBench: the image folder
     split: Literal['files', 'paper'] = 'files'
-    per_type: int = Field(default=10, ge=1)         # paper split: MATH problems per level × type; GQA questions per type
-    limit: int | None = Field(default=None, ge=1)   # at most this many validation and test tasks each (first in file order)
-    check_images: bool = True                       # GQA: every question's image must be in `images` (false: load anyway)
+    # paper split: MATH problems per level × type; GQA questions per type
+    per_type: int = Field(default=10, ge=1)
+    # at most this many validation and test tasks each (first in file order)
+    limit: int | None = Field(default=None, ge=1)
+    # GQA: every question's image must be in `images` (false: load anyway)
+    check_images: bool = True
 
     @model_validator(mode='after')
     def _check(self) -> DomainSource:
         if self.name not in registered('domain'):
-            raise ValueError(f'Unknown domain {self.name!r}; valid domain names: {", ".join(registered("domain"))}')
+            raise ValueError(f'Unknown domain {self.name!r}; valid domain names: '
+                             f'{", ".join(registered("domain"))}')
         if self.source == 'generator': return self
-        if self.loader not in LOADERS: raise ValueError(f'source files needs a loader; valid loaders: {", ".join(LOADERS)}')
+        if self.loader not in LOADERS: raise ValueError(f'source files needs a loader; valid loaders: '
+                                                        f'{", ".join(LOADERS)}')
         if (reads := LOADERS[self.loader][0]) != self.name:
-            raise ValueError(f'the {self.loader} loader reads {reads} tasks, not {self.name} tasks: pick another loader or domain')
-        if not self.val or not self.test: raise ValueError('source files needs val and test (files or folders)')
+            raise ValueError(f'the {self.loader} loader reads {reads} tasks, not {self.name} tasks: pick '
+                             f'another loader or domain')
+        if not self.val or not self.test: raise ValueError('source files needs val and test (files or '
+                                                           'folders)')
         return self
 
 # %% ../../nbs/39_teaching.config.ipynb #d0ac7e47
 def _first(tasks: list[Task], n: int | None) -> list[Task]: return tasks if n is None else tasks[:n]
 
+# %% ../../nbs/39_teaching.config.ipynb #79e68ba7
 def _paper(d: DomainSource) -> dict[str, list[Task]]:
     "DataEnvGym's split of the benchmark `d` names."
     load = LOADERS[d.loader][1]
-    if d.loader == 'math':        # val: the first `per_type` of each level × type of MATH train; test: MATH test
+    # val: the first `per_type` of each level × type of MATH train; test: MATH test
+    if d.loader == 'math':
         seen, val = {}, []
         for t in load(d.val):
             if (k := (t.difficulty, t.skill)) in seen and seen[k] >= d.per_type: continue
@@ -91,31 +114,39 @@ def _paper(d: DomainSource) -> dict[str, list[Task]]:
         from dataenvgym.domains.vqa import gqa_splits
         return gqa_splits(d.val, d.test, d.images, d.per_type, check_images=d.check_images)
     if d.loader == 'naturalbench':
-        from dataenvgym.domains.vqa import naturalbench_splits; return naturalbench_splits(load(d.val, d.images))
+        from dataenvgym.domains.vqa import naturalbench_splits
+
+        return naturalbench_splits(load(d.val, d.images))
     raise ValueError(f'the {d.loader} loader has no paper split; use split: files')
 
+# %% ../../nbs/39_teaching.config.ipynb #5dfaec1b
 def _missing(d: DomainSource) -> list[str]:
     "The fields of `d` that name a file or folder that is not there."
     return [f for f in ('val', 'test', 'images') if getattr(d, f) and not Path(getattr(d, f)).exists()]
 
+# %% ../../nbs/39_teaching.config.ipynb #5ea7e2f1
 def load_splits(d: DomainSource) -> dict[str, list[Task]]:
     "The validation and test tasks of `d`'s files (its paper split, or the files as they are), `limit` of each."
     if d.source != 'files': raise ValueError('load_splits reads files; this domain draws from its generator')
     if miss := _missing(d):
         where = ' and '.join(f'--set domain.{f}=PATH' for f in miss)
-        raise FileNotFoundError('; '.join(f'no {f} {"folder" if f == "images" else "file"} {getattr(d, f)}' for f in miss)
+        raise FileNotFoundError('; '.join(f'no {f} {"folder" if f == "images" else "file"} '
+                                          f'{getattr(d, f)}' for f in miss)
                                 + f': point {where} at your copy of the benchmark')
     load = LOADERS[d.loader][1]
     images = {'images': d.images} if d.loader in ('gqa', 'gqa-subset', 'naturalbench') else {}
     if d.loader == 'gqa' and not d.check_images: load = lambda path, images=None: _gqa_unchecked(path, images)
-    try: sp = _paper(d) if d.split == 'paper' else {'val': load(d.val, **images), 'test': load(d.test, **images)}
+    try: sp = _paper(d) if d.split == 'paper' else {'val': load(d.val, **images),
+                                                    'test': load(d.test, **images)}
     except FileNotFoundError as e:
         if 'check_images=False' not in str(e): raise
-        raise FileNotFoundError(str(e).split(';')[0] + ": point domain.images at the benchmark's image folder, or set "
+        raise FileNotFoundError(str(e).split(';')[0] + ": point domain.images at the benchmark's image "
+                                "folder, or set "
                                 'domain.check_images: false (--set domain.check_images=false) to load the questions '
                                 'anyway') from None
     return {k: _first(v, d.limit) for k, v in sp.items()}
 
+# %% ../../nbs/39_teaching.config.ipynb #92180341
 def _gqa_unchecked(path, images=None):
     from dataenvgym.domains.vqa import load_gqa; return load_gqa(path, images, check_images=False)
 
@@ -129,6 +160,7 @@ class StudentSettings(BaseModel):
     model: str | None = None
     settings: dict[str, Any] = Field(default_factory=dict)   # LoRA, training, device, dtype, batch sizes ...
 
+# %% ../../nbs/39_teaching.config.ipynb #d5e9495b
 class LLMSettings(BaseModel):
     "An OpenAI-compatible endpoint (OpenAI, vLLM, ...) and a record/replay cache of its calls."
     model_config = ConfigDict(extra='forbid')
@@ -140,8 +172,10 @@ class LLMSettings(BaseModel):
     max_tokens: int | None = None
     cache: str | None = None                        # a JSONL file of recorded calls
     cache_mode: Literal['auto', 'record', 'replay'] = 'auto'
-    batch_retries: int = Field(default=1, ge=0)     # a batch the checks reject whole is asked again, with the reasons
+    # a batch the checks reject whole is asked again, with the reasons
+    batch_retries: int = Field(default=1, ge=0)
 
+# %% ../../nbs/39_teaching.config.ipynb #7b1f5f66
 class TeacherSettings(BaseModel):
     "Policy, engine, skill discovery and SKILL-TREE proposer, by registered name; None: the LLM's where there is one, else the procedural ones."
     model_config = ConfigDict(extra='forbid')
@@ -163,7 +197,8 @@ class RunConfig(BaseModel):
     teacher: TeacherSettings = Field(default_factory=TeacherSettings)
     iterations: int | None = Field(default=None, ge=1)
     budget: int | None = Field(default=None, ge=1)
-    seed_per_subskill: int | dict[str, int] | None = None   # seed data from the generator; 0: start from the checkpoint
+    # seed data from the generator; 0: start from the checkpoint
+    seed_per_subskill: int | dict[str, int] | None = None
     fit: dict[str, Any] | None = None
     seed_fit: dict[str, Any] | None = None
     seed: int = 0
@@ -171,26 +206,11 @@ class RunConfig(BaseModel):
     gpu: str | None = None                          # what needs a GPU (None: runs on a CPU)
 
     @model_validator(mode='after')
-    def _check(self) -> RunConfig:
-        if self.env not in registered('env'): raise ValueError(f'Unknown env {self.env!r}; valid env names: {", ".join(registered("env"))}')
-        preset_name(self.preset, self.domain.name)
-        kind, t = self.student_kind, self.teacher
-        if kind not in registered('student'): raise ValueError(f'Unknown student {kind!r}; valid student names: {", ".join(registered("student"))}')
-        if (self.domain.name == 'vqa') != (kind in IMAGE_STUDENTS):
-            need = 'an image student (vqa, hf-vision)' if self.domain.name == 'vqa' else 'a text student (tiny, hf)'
-            raise ValueError(f'the {self.domain.name} domain needs {need}, not {kind!r}')
-        if kind in ('hf', 'hf-vision') and not self.student.model: raise ValueError(f'student {kind} needs a model (a hub name or a local folder)')
-        if self.seed_per_subskill == 0 and kind not in ('hf', 'hf-vision'):
-            raise ValueError(f'seed_per_subskill 0 (start from the checkpoint) needs an hf or hf-vision student; {kind} trains only on data')
-        for part, name in (('policy', t.policy), ('engine', t.engine), ('discovery', t.discoverer), ('proposer', t.proposer)):
-            if t.llm is None and name == 'llm':
-                raise ValueError(f'the LLM {part} needs an LLM: set teacher.llm.model (on the command line: --llm-model)')
-        if self.domain.source == 'files' and self.env == 'skill-tree' and self.proposer == 'taxonomy':
-            raise ValueError("the taxonomy proposer knows only the generator's skills, not a benchmark's: use proposer llm")
-        return self
+    def _check(self) -> RunConfig: _check_run(self); return self
 
     @property
-    def student_kind(self) -> str: return self.student.kind or lookup('preset', preset_name(self.preset, self.domain.name)).student
+    def student_kind(self) -> str:
+        return self.student.kind or lookup('preset', preset_name(self.preset, self.domain.name)).student
     @property
     def engine(self) -> str: return self.teacher.engine or ('llm' if self.teacher.llm else 'procedural')
     @property
@@ -198,7 +218,40 @@ class RunConfig(BaseModel):
     @property
     def discoverer(self) -> str:
         "Discovery: the benchmark's own skill labels on files; an LLM's on the generator, where there is an LLM."
-        return self.teacher.discoverer or ('llm' if self.teacher.llm and self.domain.source == 'generator' else 'oracle')
+        return self.teacher.discoverer or ('llm' if self.teacher.llm
+                                           and self.domain.source == 'generator' else 'oracle')
+
+# %% ../../nbs/39_teaching.config.ipynb #4f11e3ad
+def _check_run(c: RunConfig) -> None:
+    "A `RunConfig`'s own checks: known names, a student fit for the domain, an LLM where one is needed."
+    if c.env not in registered('env'):
+        raise ValueError(f'Unknown env {c.env!r}; valid env names: {", ".join(registered("env"))}')
+    preset_name(c.preset, c.domain.name)
+    kind, t = c.student_kind, c.teacher
+    if kind not in registered('student'):
+        raise ValueError(
+            f'Unknown student {kind!r}; valid student names: {", ".join(registered("student"))}'
+        )
+    if (c.domain.name == 'vqa') != (kind in IMAGE_STUDENTS):
+        need = (
+            'an image student (vqa, hf-vision)'
+            if c.domain.name == 'vqa'
+            else 'a text student (tiny, hf)'
+        )
+        raise ValueError(f'the {c.domain.name} domain needs {need}, not {kind!r}')
+    if kind in ('hf', 'hf-vision') and not c.student.model:
+        raise ValueError(f'student {kind} needs a model (a hub name or a local folder)')
+    if c.seed_per_subskill == 0 and kind not in ('hf', 'hf-vision'):
+        raise ValueError(f'seed_per_subskill 0 (start from the checkpoint) needs an hf or hf-vision '
+                         f'student; {kind} trains only on data')
+    for part, name in (('policy', t.policy), ('engine', t.engine), ('discovery', t.discoverer),
+                       ('proposer', t.proposer)):
+        if t.llm is None and name == 'llm':
+            raise ValueError(f'the LLM {part} needs an LLM: set teacher.llm.model (on the command line: '
+                             f'--llm-model)')
+    if c.domain.source == 'files' and c.env == 'skill-tree' and c.proposer == 'taxonomy':
+        raise ValueError("the taxonomy proposer knows only the generator's skills, not a benchmark's: "
+                         "use proposer llm")
 
 # %% ../../nbs/39_teaching.config.ipynb #0b8d2102
 def load_config(source: str | Path | RunConfig) -> RunConfig:
@@ -209,17 +262,21 @@ def load_config(source: str | Path | RunConfig) -> RunConfig:
     if not path.exists():
         raise FileNotFoundError(f'No config file {path}, and no named config {str(source)!r}; named configs: '
                                 f'{", ".join(registered("run-config"))}')
-    return _beside(RunConfig.model_validate(yaml.safe_load(path.read_text(encoding='utf-8')) or {}), path.parent)
+    return _beside(
+        RunConfig.model_validate(yaml.safe_load(path.read_text(encoding='utf-8')) or {}), path.parent
+    )
 
 PATHS = ('student.model', 'domain.val', 'domain.test', 'domain.images', 'teacher.llm.cache', 'seed_cache')
 
+# %% ../../nbs/39_teaching.config.ipynb #9d3a4078
 def _beside(config: RunConfig, root: Path) -> RunConfig:
     "The config with each relative path that names something beside the config file made absolute (so a run resumes from any folder)."
     changes = {}
     for dotted in PATHS:
         obj = config
         for part in dotted.split('.'): obj = getattr(obj, part, None) if obj is not None else None
-        if isinstance(obj, str) and not Path(obj).is_absolute() and (root / obj).exists(): changes[dotted] = str((root / obj).resolve())
+        if isinstance(obj, str) and not Path(obj).is_absolute() and (root / obj).exists():
+            changes[dotted] = str((root / obj).resolve())
     return override(config, **{k: json.dumps(v) for k, v in changes.items()}) if changes else config
 
 def dump_config(config: RunConfig) -> str:
@@ -227,6 +284,7 @@ def dump_config(config: RunConfig) -> str:
     data = config.model_dump(mode='json', exclude_defaults=True)
     return yaml.safe_dump({'env': config.env, 'preset': config.preset, **data}, sort_keys=False, width=1000)
 
+# %% ../../nbs/39_teaching.config.ipynb #530f9b36
 def _value(text: str) -> Any:
     "A command-line value: JSON if it parses (`3e-4`, `[1, 2]`), else YAML (`cuda`, `{a: 1}`)."
     try: return json.loads(text)
@@ -256,14 +314,17 @@ def key_warning(s: LLMSettings | None) -> str | None:
     return (f'teacher.llm.api_key_env: the environment variable {s.api_key_env} is not set, so {where}; '
             'export it if the endpoint needs a key')
 
+# %% ../../nbs/39_teaching.config.ipynb #dee85691
 def build_llm(s: LLMSettings | None) -> LLM | None:
     "The LLM client the settings describe (None without settings); an unset key variable warns."
     if s is None: return None
     if why := key_warning(s): warnings.warn(why, MissingKeyWarning, stacklevel=2)
-    config = LLMConfig(model=s.model, base_url=s.base_url, api_key_env=s.api_key_env, mode=s.mode, temperature=s.temperature,
+    config = LLMConfig(model=s.model, base_url=s.base_url, api_key_env=s.api_key_env, mode=s.mode,
+                       temperature=s.temperature,
                        max_tokens=s.max_tokens)
     return LLM(config, CallCache(s.cache, s.cache_mode) if s.cache else None)
 
+# %% ../../nbs/39_teaching.config.ipynb #0c07b848
 def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student] | None:
     "A function seed → a fresh student, or None for the preset's own."
     s, p = config.student, lookup('preset', preset_name(config.preset, config.domain.name))
@@ -285,14 +346,21 @@ def _file_splits(config: RunConfig, domain: Domain) -> FileSplits:
     for part, what in (('val', 'validation'), ('test', 'test')):
         if not sp[part]:
             paper = f' under the paper split of {d.loader}' if d.split == 'paper' else ''
-            raise ValueError(f'domain.{part} {getattr(d, part)} gives no {what} tasks{paper}: point domain.{part} at a file with '
+            raise ValueError(f'domain.{part} {getattr(d, part)} gives no {what} tasks{paper}: point '
+                             f'domain.{part} at a file with '
                              f'{d.loader} tasks' + (' or set domain.split: files' if paper else ''))
     try: return FileSplits(domain, sp['val'], sp['test'], source=f'{d.loader} files {d.val}, {d.test}')
     except ValueError as e:
-        way = ' or use domain.split: paper, which splits one file apart' if d.loader in ('mnms', 'naturalbench') else ''
-        raise ValueError(f'domain.val {d.val} and domain.test {d.test} overlap ({e}): a test task must not be a validation '
+        way = (
+            ' or use domain.split: paper, which splits one file apart'
+            if d.loader in ('mnms', 'naturalbench')
+            else ''
+        )
+        raise ValueError(f'domain.val {d.val} and domain.test {d.test} overlap ({e}): a test task must not '
+                         f'be a validation '
                          f'task; remove the shared ones from one file{way}') from None
 
+# %% ../../nbs/39_teaching.config.ipynb #817efaf1
 def build_domain(config: RunConfig) -> Domain:
     "The preset's domain (or the config's subskills), with validation and test from the files if the config says so."
     p = lookup('preset', preset_name(config.preset, config.domain.name))
@@ -302,8 +370,14 @@ def build_domain(config: RunConfig) -> Domain:
 # %% ../../nbs/39_teaching.config.ipynb #71b4e009
 def _local(name: str) -> bool:
     "Whether a student's `model` names a folder (a path) rather than a hub repository (`owner/name`)."
-    return Path(name).expanduser().is_absolute() or name.startswith(('.', '~')) or name.count('/') > 1 or '\\' in name
+    return (
+        Path(name).expanduser().is_absolute()
+        or name.startswith(('.', '~'))
+        or name.count('/') > 1
+        or '\\' in name
+    )
 
+# %% ../../nbs/39_teaching.config.ipynb #613ac2dc
 def check_student(config: RunConfig) -> None:
     "Refuse, naming the field and the fix, student settings its schema rejects and a model folder that is not there."
     kind, s = config.student_kind, config.student
@@ -311,17 +385,21 @@ def check_student(config: RunConfig) -> None:
     if s.settings and schema is not BaseModel:
         try: schema.model_validate(s.settings)
         except ValidationError as e:
-            bad = '; '.join(f"student.settings.{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())
+            bad = '; '.join(f"student.settings.{'.'.join(map(str, x['loc']))}: "
+                            f"{x['msg']}" for x in e.errors())
             raise ValueError(f'{bad} (the {kind} student takes: {", ".join(schema.model_fields)})') from None
     if not s.model or kind not in ('hf', 'hf-vision'): return
     path = Path(s.model).expanduser()
     if _local(s.model) and not path.is_dir():
-        raise FileNotFoundError(f'student.model: no model folder {s.model}: point student.model (--student-model) at a folder '
+        raise FileNotFoundError(f'student.model: no model folder {s.model}: point student.model '
+                                f'(--student-model) at a folder '
                                 'saved with save_pretrained, or give a hub name such as google/gemma-2-2b-it')
     if path.is_dir() and not (path / 'config.json').exists():
-        raise FileNotFoundError(f'student.model: {s.model} has no config.json, so it is no saved Hugging Face model: point '
+        raise FileNotFoundError(f'student.model: {s.model} has no config.json, so it is no saved Hugging '
+                                f'Face model: point '
                                 'student.model at the folder save_pretrained wrote')
 
+# %% ../../nbs/39_teaching.config.ipynb #366f142c
 def preflight(config: RunConfig) -> Domain:
     "The checks a run makes before it spends anything (student settings, model folder, files, splits, images); the domain."
     check_student(config)
@@ -332,48 +410,77 @@ def _overrides(config: RunConfig) -> dict[str, Any]:
     "The `TeachingConfig` fields the run config sets; a student of another kind than the preset's fits with its own settings."
     fields = ('iterations', 'budget', 'seed_per_subskill', 'fit', 'seed_fit')
     own = {k: getattr(config, k) for k in fields if getattr(config, k) is not None}
-    if config.student.kind not in (None, lookup('preset', preset_name(config.preset, config.domain.name)).student):
-        own = {'fit': {}, 'seed_fit': {}, **own}   # the preset's steps and learning rate are for its tiny student
+    if config.student.kind not in (None,
+                                   lookup('preset', preset_name(config.preset, config.domain.name)).student):
+        # the preset's steps and learning rate are for its tiny student
+        own = {'fit': {}, 'seed_fit': {}, **own}
     return own
 
+# %% ../../nbs/39_teaching.config.ipynb #0ce6dbb0
 def _what_ran(config: RunConfig) -> dict[str, Any]:
     "The student (kind, model) and the LLM (model, endpoint, the key's variable: never the key) as `run.json` records them."
     s, llm = config.student, config.teacher.llm
-    model = str(Path(s.model).resolve()) if s.model and Path(s.model).is_dir() else s.model   # a folder: where it is
+    # a folder: where it is
+    model = str(Path(s.model).resolve()) if s.model and Path(s.model).is_dir() else s.model
     student = {'kind': config.student_kind, 'model': model, 'settings': s.settings}
     if llm is None: return {'student': student}
-    return {'student': student, 'llm': {**llm.model_dump(exclude={'cache', 'cache_mode'}), 'endpoint': llm.base_url or 'OpenAI'}}
+    return {'student': student, 'llm': {**llm.model_dump(exclude={'cache', 'cache_mode'}),
+                                        'endpoint': llm.base_url or 'OpenAI'}}
 
-def build(config: RunConfig, out: str | Path | None = None, domain: Domain | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
+# %% ../../nbs/39_teaching.config.ipynb #c4472047
+def build(config: RunConfig, out: str | Path | None = None,
+          domain: Domain | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM of `config` (over `domain`, if `preflight` built it); LLM discovery is checkpointed under `out`."
     llm, domain = build_llm(config.teacher.llm), domain or build_domain(config)
     discoverer = config.discoverer
-    if discoverer == 'llm': discoverer = LLMDiscoverer(llm, checkpoint_dir=Path(out) / 'discovery' if out else None)
-    env = make(config.env, preset=config.preset, domain=domain, student=build_student(config, domain), engine=config.engine,
-               proposer=config.proposer, discoverer=discoverer, llm=llm, seed_cache=config.seed_cache, **_overrides(config))
-    if config.domain.source == 'files': env.spec = {**env.spec, 'source': config.domain.model_dump(exclude_defaults=True)}
+    if discoverer == 'llm':
+        discoverer = LLMDiscoverer(llm, checkpoint_dir=Path(out) / 'discovery' if out else None)
+    env = make(config.env, preset=config.preset, domain=domain, student=build_student(config, domain),
+               engine=config.engine,
+               proposer=config.proposer, discoverer=discoverer, llm=llm, seed_cache=config.seed_cache,
+               **_overrides(config))
+    if config.domain.source == 'files': env.spec = {**env.spec,
+                                                    'source': config.domain.model_dump(exclude_defaults=True)}
     env.spec = {**env.spec, **_what_ran(config)}
-    if hasattr(env.engine, 'retries') and config.teacher.llm: env.engine.retries = config.teacher.llm.batch_retries
+    if hasattr(env.engine, 'retries') and config.teacher.llm:
+        env.engine.retries = config.teacher.llm.batch_retries
     return env, make(f'policy:{config.env}/{config.teacher.policy}', domain=env.domain, llm=llm), llm
 
 # %% ../../nbs/39_teaching.config.ipynb #92c3f6a5
 ALPACA = ('Below is an instruction that describes a task. Write a response that appropriately completes the '
-          'request.\n\n### Instruction:\n{prompt}\n\n### Response:\n')    # the paper's template (`students.hf.ALPACA_TEMPLATE`)
+          'request.\n\n### Instruction:\n{prompt}\n\n### '
+          'Response:\n')    # the paper's template (`students.hf.ALPACA_TEMPLATE`)
+
 _LORA = dict(lora_r=16, lora_alpha=32, lora_dropout=0.05, batch_size=16, device='cuda')
-_TEXT = dict(**_LORA, epochs=3, lr=1e-4, warmup_ratio=0.1, schedule='cosine', max_length=1024, max_new_tokens=512,
+
+_TEXT = dict(**_LORA, epochs=3, lr=1e-4, warmup_ratio=0.1, schedule='cosine', max_length=1024,
+             max_new_tokens=512,
              prompt_template=ALPACA, predict_batch_size='auto', dtype='bfloat16')
+
+# %% ../../nbs/39_teaching.config.ipynb #78896306
 PAPER = {   # domain → (student kind, model, settings, loader, val file, test file, images, GPU note)
-    'math': ('hf', 'google/gemma-2-2b-it', _TEXT, 'math', 'data/MATH/train.jsonl', 'data/MATH/test.jsonl', None,
+    'math': ('hf', 'google/gemma-2-2b-it', _TEXT, 'math', 'data/MATH/train.jsonl', 'data/MATH/test.jsonl',
+             None,
              'Gemma-2-2B with LoRA: one GPU with 24 GB'),
-    'code': ('hf', 'meta-llama/Meta-Llama-3-8B-Instruct', _TEXT, 'livecodebench', 'data/livecodebench/test2.jsonl',
+    'code': ('hf', 'meta-llama/Meta-Llama-3-8B-Instruct', _TEXT, 'livecodebench',
+             'data/livecodebench/test2.jsonl',
              'data/livecodebench/test.jsonl', None, 'Llama-3-8B with LoRA: one GPU with 40 GB or more'),
-    'tools': ('hf', 'meta-llama/Meta-Llama-3-8B-Instruct', _TEXT, 'mnms', 'data/mnms/test_human_verified.json',
-              'data/mnms/test_human_verified_filtered.json', None, 'Llama-3-8B with LoRA: one GPU with 40 GB or more'),
-    'vqa': ('hf-vision', 'google/paligemma-3b-pt-224', dict(**_LORA, epochs=10, lr=2e-5, weight_decay=1e-6, dtype='bfloat16'),
-            'gqa', 'data/gqa/val_balanced_questions.json', 'data/gqa/testdev_balanced_questions.json', 'data/gqa/images',
+    'tools': ('hf', 'meta-llama/Meta-Llama-3-8B-Instruct', _TEXT, 'mnms',
+              'data/mnms/test_human_verified.json',
+              'data/mnms/test_human_verified_filtered.json', None,
+              'Llama-3-8B with LoRA: one GPU with 40 GB or more'),
+    'vqa': ('hf-vision', 'google/paligemma-3b-pt-224',
+            dict(**_LORA, epochs=10, lr=2e-5, weight_decay=1e-6, dtype='bfloat16'),
+            'gqa', 'data/gqa/val_balanced_questions.json', 'data/gqa/testdev_balanced_questions.json',
+            'data/gqa/images',
             'PaliGemma-3B with LoRA (bf16): one GPU with 24 GB')}
-SIZES = {('math', 'skill-tree'): (20, 140), ('math', 'skill-list'): (4, 500), ('math', 'open-ended'): (10, 75),
-         ('code', 'skill-tree'): (10, 300), ('code', 'skill-list'): (11, 60), ('code', 'open-ended'): (5, 320)}
+
+# %% ../../nbs/39_teaching.config.ipynb #ba856d11
+SIZES = {('math', 'skill-tree'): (20, 140), ('math', 'skill-list'): (4, 500),
+         ('math', 'open-ended'): (10, 75),
+         ('code', 'skill-tree'): (10, 300), ('code', 'skill-list'): (11, 60),
+         ('code', 'open-ended'): (5, 320)}
+
 GPT4O = {'model': 'gpt-4o-2024-08-06', 'temperature': 0.0}
 
 # %% ../../nbs/39_teaching.config.ipynb #df493e6e
@@ -381,15 +488,22 @@ def paper_config(domain: str, env: str) -> RunConfig:
     "The DataEnvGym paper's experiment in `domain` and `env` (see `PAPER`, `SIZES`)."
     kind, model, settings, loader, val, test, images, gpu = PAPER[domain]
     iterations, budget = SIZES.get((domain, env), (10, 200))
-    return RunConfig(about=f"DataEnvGym paper: {domain} in {env}, {model} taught by GPT-4o", env=env, preset='embedded',
-                     domain=DomainSource(name=domain, source='files', loader=loader, val=val, test=test, images=images, split='paper'),
+    return RunConfig(about=f"DataEnvGym paper: {domain} in {env}, {model} taught by GPT-4o", env=env,
+                     preset='embedded',
+                     domain=DomainSource(name=domain, source='files', loader=loader, val=val, test=test,
+                                         images=images, split='paper'),
                      student=StudentSettings(kind=kind, model=model, settings=settings),
-                     teacher=TeacherSettings(llm=LLMSettings(**GPT4O, cache=f'runs/llm-cache-{domain}-{env}.jsonl')),
-                     iterations=iterations, budget=budget, seed_per_subskill=0 if kind == 'hf' else 1, gpu=gpu)
+                     teacher=TeacherSettings(llm=LLMSettings(**GPT4O,
+                                                             cache=f'runs/llm-cache-{domain}-{env}.jsonl')),
+                     iterations=iterations, budget=budget, seed_per_subskill=0
+                     if kind == 'hf' else 1, gpu=gpu)
 
+# %% ../../nbs/39_teaching.config.ipynb #d3b3bbb0
 RUN_CONFIGS: dict[str, RunConfig] = {
-    **{f'paper/{d}/{e}': paper_config(d, e) for d in PAPER for e in ('open-ended', 'skill-list', 'skill-tree')},
-    **{f'tiny/{d}/{e}': RunConfig(about=f'{d} in {e} at the embedded scale, on a CPU', env=e, preset='tiny', domain=DomainSource(name=d))
+    **{f'paper/{d}/{e}': paper_config(d, e) for d in PAPER
+       for e in ('open-ended', 'skill-list', 'skill-tree')},
+    **{f'tiny/{d}/{e}': RunConfig(about=f'{d} in {e} at the embedded scale, on a CPU', env=e, preset='tiny',
+                                  domain=DomainSource(name=d))
        for d in PAPER for e in ('open-ended', 'skill-list', 'skill-tree')}}
 
 # %% ../../nbs/39_teaching.config.ipynb #be0c44de
@@ -408,21 +522,34 @@ class Estimate(BaseModel):
     gpu: str | None = None
     files_read: bool = True                     # False: the benchmark files are not there; the paper's sizes
 
-PAPER_SIZES = {'math': (350, 5000), 'livecodebench': (111, 400), 'mnms': (683, 882), 'gqa': (500, 500), 'naturalbench': (204, 200)}
+# %% ../../nbs/39_teaching.config.ipynb #e2ec756e
+PAPER_SIZES = {'math': (350, 5000), 'livecodebench': (111, 400), 'mnms': (683, 882), 'gqa': (500, 500),
+               'naturalbench': (204, 200)}
 
-def _sizes(config: RunConfig, domain: Domain | None = None, read: bool = True) -> tuple[int, int, int, int, bool]:
+# %% ../../nbs/39_teaching.config.ipynb #8a82bf1c
+def _sizes(
+    config: RunConfig, domain: Domain | None = None, read: bool = True
+) -> tuple[int, int, int, int, bool]:
     "Validation and test tasks, skills, prompt tokens per validation task, and whether the files were read (else the paper's sizes)."
     d = config.domain
-    if d.source == 'files' and domain is None and (not read or _missing(d)):   # not there yet: the paper's sizes, MATH prompts
+    # not there yet: the paper's sizes, MATH prompts
+    if d.source == 'files' and domain is None and (not read or _missing(d)):
         n_val, n_test = PAPER_SIZES.get(d.loader, (500, 500))
         return min(n_val, d.limit or n_val), min(n_test, d.limit or n_test), 7, 60, False
-    if d.source == 'files': val, test = (dom := domain if domain is not None else build_domain(config)).val, dom.test
+    if d.source == 'files': val, test = (dom := domain if domain is not None
+                                         else build_domain(config)).val, dom.test
     else:
         p = lookup('preset', preset_name(config.preset, d.name))
         dom = Preset(domain=p.domain, subskills=d.subskills or p.subskills).make_domain()
         val = dom.splits(0, p.config.val_per_subskill * len(dom.subskills), 0, seed=config.seed)['val']
         test = [None] * (p.config.test_per_subskill * len(dom.subskills))
-    return len(val), len(test), len({t.skill for t in val}), max(1, sum(len(t.prompt) for t in val) // (4 * max(1, len(val)))), True
+    return (
+        len(val),
+        len(test),
+        len({t.skill for t in val}),
+        max(1, sum(len(t.prompt) for t in val) // (4 * max(1, len(val)))),
+        True,
+    )
 
 # %% ../../nbs/39_teaching.config.ipynb #771fc298
 def estimate(config: RunConfig, domain: Domain | None = None, read: bool = True) -> Estimate:
@@ -438,18 +565,22 @@ def estimate(config: RunConfig, domain: Domain | None = None, read: bool = True)
         if config.env == 'skill-tree' and config.proposer == 'llm':
             calls = skills * (1 + math.ceil(iters / 2))
             rows['proposer'] = (calls, 90 * calls, 30 * calls)
-        if config.teacher.policy == 'llm': rows['policy'] = (iters, iters * (600 + 40 * min(60, n_val)), iters * 250)
+        if config.teacher.policy == 'llm': rows['policy'] = (iters,
+                                                             iters * (600 + 40 * min(60, n_val)), iters * 250)
         if config.engine == 'llm':
             specs = min(budget, max(skills, 1) * (2 if config.env == 'skill-tree' else 1))
             calls, out = math.ceil(1.25 * specs) * iters, REPLY_TOKENS[config.domain.name] * budget * iters
             rows['engine'] = (calls, calls * (350 + 3 * per_task), out)
-            if files and config.domain.name == 'math':   # two independent solutions of every free-form problem
-                rows['engine'] = (calls + 2 * calls, rows['engine'][1] + 2 * calls * 60 + 2 * budget * iters * per_task,
+            # two independent solutions of every free-form problem
+            if files and config.domain.name == 'math':
+                rows['engine'] = (calls + 2 * calls,
+                                  rows['engine'][1] + 2 * calls * 60 + 2 * budget * iters * per_task,
                                   out + 2 * budget * iters * 120)
     price = PRICES.get(re.sub(r'-\d{4}-\d{2}-\d{2}$', '', llm.model)) if llm else None
     cost = None if price is None else sum(pt * price[0] + ct * price[1] for _, pt, ct in rows.values()) / 1e6
     seeded = config.seed_per_subskill != 0
-    return Estimate(model=llm.model if llm else None, rows=rows, cost=cost, fits=iters + seeded, val_tasks=n_val, test_tasks=n_test,
+    return Estimate(model=llm.model if llm else None, rows=rows, cost=cost, fits=iters + seeded,
+                    val_tasks=n_val, test_tasks=n_test,
                     evaluations=(iters + 1) + 2, predictions=(iters + 1) * n_val + 2 * n_test, gpu=config.gpu,
                     files_read=read or config.domain.source != 'files')
 
@@ -462,8 +593,11 @@ def estimate_table(e: Estimate) -> str:
     tot = [sum(r[i] for r in e.rows.values()) for i in range(3)]
     lines += [f'| **total** | {tot[0]:,} | {tot[1]:,} | {tot[2]:,} |', '',
               *([] if e.files_read else ['benchmark files not found: counted with the paper\'s split sizes']),
-              f'LLM: {e.model or "none"}, estimated cost {fmt(e.cost)}' + ('' if e.cost is not None or not e.model else ' (no price for this model in PRICES)'),
-              f'student: {e.fits} fits; {e.evaluations} evaluations ({e.val_tasks} validation tasks each iteration, '
+              f'LLM: {e.model or "none"}, estimated cost '
+              f'{fmt(e.cost)}' + ('' if e.cost is not None or not e.model
+                                  else ' (no price for this model in PRICES)'),
+              f'student: {e.fits} fits; {e.evaluations} evaluations ({e.val_tasks} validation tasks each '
+              f'iteration, '
               f'{e.test_tasks} test tasks twice): {e.predictions:,} answers',
               f'GPU: {e.gpu}' if e.gpu else 'GPU: not needed']
     return '\n'.join(lines)

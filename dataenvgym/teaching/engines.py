@@ -42,20 +42,27 @@ class ProceduralEngine:
         subskill = spec.subskill or (like.subskill if like else None)
         skill = None if subskill else spec.skill
         known_sub = subskill in self.domain.subskills
-        tasks = self.domain.tasks(spec.n, skill=skill if skill in self.domain.skills else None, subskill=subskill if known_sub else None,
-                                  difficulty=spec.difficulty or (like.difficulty if like else None), seed=seed)
+        tasks = self.domain.tasks(
+            spec.n,
+            skill=skill if skill in self.domain.skills else None,
+            subskill=subskill if known_sub else None,
+            difficulty=spec.difficulty or (like.difficulty if like else None),
+            seed=seed,
+        )
         if (not subskill or known_sub) and (skill is None or skill in self.domain.skills): return tasks
         tag = {'skill': spec.skill or (like.skill if like else None), 'subskill': subskill or ''}
         return [t.model_copy(update={k: v for k, v in tag.items() if v is not None}) for t in tasks]
 
 # %% ../../nbs/32_teaching.engines.ipynb #c1f71ae5
 @patch
-def generate(self: ProceduralEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
+def generate(self: ProceduralEngine, specs: Sequence[DataSpec],
+             examples: dict[str, Task], seed: int) -> list[Generated]:
     "Training data for `specs`; `examples` resolves the task ids named in `like`."
     rng, out = random.Random(seed), []
     for spec in specs:
         for task in self._tasks(spec, examples.get(spec.like) if spec.like else None, rng.getrandbits(32)):
             response = wrong_answer(task.answer, rng) if rng.random() < self.error_rate else task.answer
-            datum = self.domain.datum(task, source='procedural', response=response, spec=spec.model_dump(exclude_defaults=True))
+            datum = self.domain.datum(task, source='procedural', response=response,
+                                      spec=spec.model_dump(exclude_defaults=True))
             out.append(Generated(task=task, datum=datum))
     return out

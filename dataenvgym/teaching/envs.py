@@ -14,9 +14,27 @@ from typing import Annotated, Any, Callable, Literal, Protocol, Sequence, runtim
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core import Datum, Domain, EvalReport, Student, Task, check_choice, grade_all, read_jsonl, stable_id, write_jsonl
+from dataenvgym.core import (
+    Datum,
+    Domain,
+    EvalReport,
+    Student,
+    Task,
+    check_choice,
+    grade_all,
+    read_jsonl,
+    stable_id,
+    write_jsonl,
+)
 from ..rubrics import Rubric, WeightedSum
-from .skills import OracleDiscoverer, SkillDiscoverer, SkillForest, SkillMap, SubskillProposer, TaxonomyProposer
+from dataenvgym.teaching.skills import (
+    OracleDiscoverer,
+    SkillDiscoverer,
+    SkillForest,
+    SkillMap,
+    SubskillProposer,
+    TaxonomyProposer,
+)
 
 # %% auto #0
 __all__ = ['DataSpec', 'Generated', 'Engine', 'Failure', 'TeachingObservation', 'OpenEndedObservation', 'SkillListObservation',
@@ -42,6 +60,7 @@ class Generated(BaseModel):
     task: Task
     datum: Datum
 
+# %% ../../nbs/31_teaching.envs.ipynb #5568686d
 @runtime_checkable
 class Engine(Protocol):
     "Turns data specs into training data."
@@ -59,6 +78,7 @@ class Failure(BaseModel):
     skill: str
     difficulty: int
 
+# %% ../../nbs/31_teaching.envs.ipynb #fce2a0ff
 class TeachingObservation(BaseModel):
     "What a teacher sees after `reset` or `step`."
     seed: int
@@ -75,6 +95,7 @@ class TeachingObservation(BaseModel):
     reward: float | None = None
     error: str | None = None
 
+# %% ../../nbs/31_teaching.envs.ipynb #6f1fdf45
 class OpenEndedObservation(TeachingObservation):
     "OPEN-ENDED state: the student's failed validation tasks."
     failures: list[Failure]
@@ -102,6 +123,7 @@ class SkillPlan(BaseModel):
     difficulty: int | None = None
     like: list[str] = Field(default_factory=list)
 
+# %% ../../nbs/31_teaching.envs.ipynb #f7102292
 class SkillListAction(BaseModel):
     # the LLM's schema: a docstring here would change every recorded SKILL-LIST call's key
     model_config = ConfigDict(extra='forbid')
@@ -115,6 +137,7 @@ class Explore(BaseModel):
     n: int = Field(default=1, ge=1)
     allocation: int = Field(default=0, ge=0)
 
+# %% ../../nbs/31_teaching.envs.ipynb #8d520f45
 class Exploit(BaseModel):
     "Change the allocations of `skill`'s subskills by `deltas` (clamped at zero)."
     model_config = ConfigDict(extra='forbid')
@@ -155,10 +178,13 @@ class TeachingConfig(BaseModel):
     test_per_subskill: int = 100
     seed_fit: dict[str, Any] = Field(default_factory=dict)   # keyword arguments of the seed training `fit`
     fit: dict[str, Any] = Field(default_factory=dict)        # ... and of every later `fit`
-    from_base: bool = True                        # retrain from the iteration-0 student each time, or go on from the last
-    replay: float | None = None                   # earlier examples replayed per new example (None: all of them)
+    # retrain from the iteration-0 student each time, or go on from the last
+    from_base: bool = True
+    # earlier examples replayed per new example (None: all of them)
+    replay: float | None = None
     max_failures: int = 60                        # failures shown in an observation
 
+# %% ../../nbs/31_teaching.envs.ipynb #afdf54c9
 class TeachingState(BaseModel):
     "An episode's bookkeeping."
     seed: int = 0
@@ -177,6 +203,7 @@ def seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
     for s in n: check_choice(s, domain.subskills, 'subskill')
     return {s: n.get(s, 0) for s in domain.subskills}
 
+# %% ../../nbs/31_teaching.envs.ipynb #433e5847
 def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[str, list[Task]]:
     "Disjoint seed-train, validation and test tasks for an episode (no question, by `domain.key`, in two of them)."
     k = len(domain.subskills)
@@ -185,7 +212,8 @@ def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[st
     for sub, n in seed_counts(domain, config).items():
         drawn = domain.tasks(3 * n + 50, subskill=sub, seed=stable_seed(seed, 'seed data', sub))
         fresh = list({domain.key(t): t for t in drawn if domain.key(t) not in taken}.values())[:n]
-        if len(fresh) < n: raise ValueError(f'{sub} has too few distinct prompts for {n} seed examples besides the exam')
+        if len(fresh) < n: raise ValueError(f'{sub} has too few distinct prompts for {n} seed examples '
+                                            f'besides the exam')
         train += fresh; taken |= {domain.key(t) for t in fresh}
     return {**split, 'train': train}
 
@@ -195,8 +223,10 @@ def _grading_problem(domain: Domain, g: Generated) -> str | None:
     try: return None if domain.grade(g.task, g.datum.response).correct else 'wrong answer'
     except Exception: return 'grading failed'   # one bad datum is rejected; the episode goes on
 
+# %% ../../nbs/31_teaching.envs.ipynb #297a15b9
 def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: set[str],
-                  known: set[str] = frozenset(), log: list[dict] | None = None) -> tuple[list[Datum], dict[str, int]]:
+                  known: set[str] = frozenset(),
+                  log: list[dict] | None = None) -> tuple[list[Datum], dict[str, int]]:
     "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest (each in `log`, if given)."
     kept, rejected, seen = [], {}, set(known)
     for g in generated:
@@ -204,7 +234,8 @@ def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: 
                   else _grading_problem(domain, g))
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
-        if reason and log is not None: log.append({'reason': reason, 'prompt': g.datum.prompt, 'response': g.datum.response})
+        if reason and log is not None: log.append({'reason': reason, 'prompt': g.datum.prompt,
+                                                   'response': g.datum.response})
     return kept, rejected
 
 # %% ../../nbs/31_teaching.envs.ipynb #3805004d
@@ -229,9 +260,11 @@ class TeachingEnv:
     name = 'base'
     spec: dict[str, Any] | None = None      # what `registry.make` built it from (None when built by hand)
 
-    def __init__(self, domain: Domain, student: Callable[[int], Student], engine: Engine, config: TeachingConfig | None = None,
+    def __init__(self, domain: Domain, student: Callable[[int], Student], engine: Engine,
+                 config: TeachingConfig | None = None,
                  *, discoverer: SkillDiscoverer | None = None, proposer: SubskillProposer | None = None,
-                 initial_allocation: int = 0, reward: Rubric | None = None, seed_cache: str | Path | None = None):
+                 initial_allocation: int = 0, reward: Rubric | None = None,
+                 seed_cache: str | Path | None = None):
         self.domain, self.make_student, self.engine = domain, student, engine
         self.config = config or TeachingConfig()
         self.discoverer = discoverer or OracleDiscoverer()
@@ -244,7 +277,11 @@ class TeachingEnv:
     @property
     def state(self) -> TeachingState: return self._state
 
-    def __repr__(self): return f'{type(self).__name__}({self.domain!r}, budget {self.config.budget}, {self.config.iterations} iterations)'
+    def __repr__(self):
+        return (
+            f'{type(self).__name__}({self.domain!r}, budget {self.config.budget}, {self.config.iterations}'
+            ' iterations)'
+        )
 
 # %% ../../nbs/31_teaching.envs.ipynb #fe87cbe9
 @patch
@@ -262,10 +299,12 @@ def _seed_key(env: TeachingEnv, student: Student, seed: int) -> str:
     return stable_id(type(student).__name__, student.get_params(), seed,
                      json.dumps(env.config.seed_fit, sort_keys=True), *[d.id for d in env.seed_data])
 
+# %% ../../nbs/31_teaching.envs.ipynb #d5a008ca
 def _quiet(options: dict[str, Any]) -> dict[str, Any]:
     "`fit` keyword arguments with the student's own progress bar off (the runner shows progress), unless `options` say."
     return {'progress': False, **options}
 
+# %% ../../nbs/31_teaching.envs.ipynb #e3252265
 @patch
 def _seed_student(self: TeachingEnv, seed: int) -> Student:
     "The student trained on the seed data, from the cache when it has it."
@@ -295,6 +334,7 @@ def _failures(report: EvalReport, limit: int) -> list[Failure]:
     return [Failure(task_id=a.task.id, prompt=a.task.prompt, response=a.response, answer=a.task.answer,
                     skill=a.task.skill, difficulty=a.task.difficulty) for a in report.failures[:limit]]
 
+# %% ../../nbs/31_teaching.envs.ipynb #040d7c84
 @patch
 def reset(self: TeachingEnv, seed: int = 0, **options) -> TeachingObservation:
     "Start an episode: draw tasks, train and evaluate the seed student."
@@ -302,7 +342,8 @@ def reset(self: TeachingEnv, seed: int = 0, **options) -> TeachingObservation:
     self._prepare(seed)
     self.student, self.data, self.rejections = self._seed_student(seed), [], []
     self.report = self._evaluate()
-    self._state = TeachingState(seed=seed, history=[self.report.overall], skill_history=[self.report.per_skill],
+    self._state = TeachingState(seed=seed, history=[self.report.overall],
+                                skill_history=[self.report.per_skill],
                                 forest=self._initial_forest())
     return self._observe()
 
@@ -319,10 +360,13 @@ def _done(self: TeachingEnv) -> bool:
 @patch
 def _observe(self: TeachingEnv, **fields) -> TeachingObservation:
     s, c = self._state, self.config
-    return self.observation_type(seed=s.seed, iteration=s.iteration, budget=c.budget, val_accuracy=s.history[-1],
-                                 per_skill=s.skill_history[-1], history=s.history, skill_history=s.skill_history,
+    return self.observation_type(seed=s.seed, iteration=s.iteration, budget=c.budget,
+                                 val_accuracy=s.history[-1],
+                                 per_skill=s.skill_history[-1], history=s.history,
+                                 skill_history=s.skill_history,
                                  n_data=s.n_data, done=self._done(), **self._extra(), **fields)
 
+# %% ../../nbs/31_teaching.envs.ipynb #a735810f
 @patch
 def _error(self: TeachingEnv, message: str) -> TeachingObservation:
     return self._observe(error=message, reward=0.0)
@@ -338,18 +382,29 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
         specs, forest = self._specs(action)
     except (ValidationError, ValueError) as e: return self._error(f'Invalid action: {e}')
     s = self._state
-    try: generated = self.engine.generate(specs, self.val_by_id, stable_seed(s.seed, s.iteration + 1, 'engine'))
+    try: generated = self.engine.generate(specs, self.val_by_id,
+                                          stable_seed(s.seed, s.iteration + 1, 'engine'))
     except ValueError as e: return self._error(f'Invalid action: the engine refused it: {e}')
-    self.rejections = list(getattr(self.engine, 'rejected_items', []))   # every item dropped this step, with its reason
-    kept, rejected = quality_check(self.domain, generated, self.exam_prompts, {d.id for d in self.data}, self.rejections)
-    for reason, n in getattr(self.engine, 'rejected', {}).items():    # what the engine's own checks refused (LLM engines)
+    # every item dropped this step, with its reason
+    self.rejections = list(getattr(self.engine, 'rejected_items', []))
+    kept, rejected = quality_check(self.domain, generated, self.exam_prompts,
+                                   {d.id for d in self.data}, self.rejections)
+    # what the engine's own checks refused (LLM engines)
+    for reason, n in getattr(self.engine, 'rejected', {}).items():
         rejected[reason] = rejected.get(reason, 0) + n
-    if kept: self.student.fit(self._training_data(kept), from_base=self.config.from_base, **_quiet(self.config.fit))
+    if kept: self.student.fit(self._training_data(kept), from_base=self.config.from_base,
+                              **_quiet(self.config.fit))
     self.data = self.data + kept
     self.report = self._evaluate()
-    self._state = s.model_copy(update={
-        'iteration': s.iteration + 1, 'n_data': len(self.data), 'history': s.history + [self.report.overall],
-        'skill_history': s.skill_history + [self.report.per_skill], 'forest': self._account(forest, kept, {g.datum.id: g.task for g in generated})})
+    self._state = s.model_copy(
+        update={
+            'iteration': s.iteration + 1,
+            'n_data': len(self.data),
+            'history': s.history + [self.report.overall],
+            'skill_history': s.skill_history + [self.report.per_skill],
+            'forest': self._account(forest, kept, {g.datum.id: g.task for g in generated}),
+        }
+    )
     obs = self._observe(added=len(kept), rejected=rejected)
     return obs.model_copy(update={'reward': self.reward(action, obs)})
 
@@ -369,20 +424,23 @@ def _parse(self: TeachingEnv, action) -> BaseModel:
     if isinstance(action, str): return self.action_type.model_validate_json(action)
     if isinstance(action, dict): return self.action_type.model_validate(action)
     if not isinstance(action, self.action_type):
-        raise ValueError(f'{type(self).__name__} takes a {self.action_type.__name__}, got a {type(action).__name__}')
+        raise ValueError(f'{type(self).__name__} takes a {self.action_type.__name__}, got a '
+                         f'{type(action).__name__}')
     return self.action_type.model_validate(action.model_dump())
 
 # %% ../../nbs/31_teaching.envs.ipynb #b9b02a5e
 @patch
 def _check_budget(self: TeachingEnv, specs: list[DataSpec]) -> list[DataSpec]:
     total = sum(s.n for s in specs)
-    if total > self.config.budget: raise ValueError(f'asks for {total} examples; the budget is {self.config.budget} per iteration')
+    if total > self.config.budget: raise ValueError(f'asks for {total} examples; the budget is '
+                                                    f'{self.config.budget} per iteration')
     if not specs: raise ValueError('asks for no data')
     return specs
 
 # %% ../../nbs/31_teaching.envs.ipynb #0a0767b2
 @patch
-def _account(self: TeachingEnv, forest: SkillForest | None, kept: list[Datum], tasks: dict[str, Task]) -> SkillForest | None: return forest
+def _account(self: TeachingEnv, forest: SkillForest | None, kept: list[Datum],
+             tasks: dict[str, Task]) -> SkillForest | None: return forest
 
 # %% ../../nbs/31_teaching.envs.ipynb #d96b65b7
 class OpenEndedEnv(TeachingEnv):
@@ -394,10 +452,12 @@ class OpenEndedEnv(TeachingEnv):
     def _specs(self, action: OpenEndedAction) -> tuple[list[DataSpec], None]:
         for spec in action.specs:
             if spec.like is not None and spec.like not in self.val_by_id:
-                raise ValueError(f'`like` names {spec.like!r}, which is not a validation task of this episode')
+                raise ValueError(f'`like` names {spec.like!r}, which is not a validation task of this '
+                                 f'episode')
             if spec.skill is not None: check_choice(spec.skill, self.domain.skills, 'skill')
             if spec.subskill is not None:
-                check_choice(spec.subskill, self.domain.skills[spec.skill] if spec.skill else self.domain.subskills, 'subskill')
+                check_choice(spec.subskill, self.domain.skills[spec.skill] if spec.skill
+                             else self.domain.subskills, 'subskill')
             if spec.difficulty is not None: check_choice(spec.difficulty, (1, 2, 3), 'difficulty')
         return self._check_budget(action.specs), None
 
@@ -412,11 +472,13 @@ def spread_evenly(n: int, k: int) -> list[int]:
     "`n` split into `k` counts that differ by at most one."
     return [n // k + (i < n % k) for i in range(k)]
 
+# %% ../../nbs/31_teaching.envs.ipynb #757d95ea
 class SkillListEnv(TeachingEnv):
     "Observation: accuracy per skill and failures grouped by skill; action: a data plan per skill."
     action_type, observation_type, name = SkillListAction, SkillListObservation, 'skill-list'
 
-    def _extra(self) -> dict: return {'errors_by_skill': _group_failures(self.report, self.config.max_failures // 4)}
+    def _extra(self) -> dict:
+        return {'errors_by_skill': _group_failures(self.report, self.config.max_failures // 4)}
 
     def _specs(self, action: SkillListAction) -> tuple[list[DataSpec], None]:
         specs = []
@@ -427,16 +489,19 @@ class SkillListEnv(TeachingEnv):
             if bad := [i for i in plan.like if i not in self.val_by_id]:
                 raise ValueError(f'`like` names {bad[0]!r}, which is not a validation task of this episode')
             if not plan.like: specs += self._skill_specs(plan); continue
-            specs += [DataSpec(n=k, like=i, difficulty=plan.difficulty) for i, k in zip(plan.like, spread_evenly(plan.n, len(plan.like))) if k]
+            specs += [DataSpec(n=k, like=i, difficulty=plan.difficulty) for i,
+                      k in zip(plan.like, spread_evenly(plan.n, len(plan.like))) if k]
         return self._check_budget(specs), None
 
     def _skill_specs(self, plan: SkillPlan) -> list[DataSpec]:
         "Specs for a whole skill: a domain skill by name, or a discovered one through a seeded sample of its validation tasks."
-        if plan.skill in self.domain.skills: return [DataSpec(n=plan.n, skill=plan.skill, difficulty=plan.difficulty)]
+        if plan.skill in self.domain.skills:
+            return [DataSpec(n=plan.n, skill=plan.skill, difficulty=plan.difficulty)]
         members = [t.id for t in self.val if self.skill_map.assignments[t.id] == plan.skill]
         rng = random.Random(stable_seed(self._state.seed, self._state.iteration, plan.skill))
         chosen = rng.sample(members, min(plan.n, len(members)))
-        return [DataSpec(n=k, like=i, difficulty=plan.difficulty) for i, k in zip(chosen, spread_evenly(plan.n, len(chosen)))]
+        return [DataSpec(n=k, like=i, difficulty=plan.difficulty) for i,
+                k in zip(chosen, spread_evenly(plan.n, len(chosen)))]
 
 # %% ../../nbs/31_teaching.envs.ipynb #31482752
 class SkillTreeEnv(TeachingEnv):
@@ -454,7 +519,8 @@ class SkillTreeEnv(TeachingEnv):
 
     def _extra(self) -> dict:
         forest = self._state.forest
-        return {'forest': forest, 'explorable': [s for s in forest.skills if self.proposer.propose(forest, s, 1)]}
+        return {'forest': forest, 'explorable': [s for s in forest.skills
+                                                 if self.proposer.propose(forest, s, 1)]}
 
     def _specs(self, action: SkillTreeAction) -> tuple[list[DataSpec], SkillForest]:
         forest = self._state.forest
@@ -475,6 +541,7 @@ class SkillTreeEnv(TeachingEnv):
         for (skill, sub), data in by_sub.items():
             if sub not in forest.subskills(skill): continue
             asked = [tasks[d.id] for d in data]
-            acc = sum(a.correct for a in grade_all(self.domain, asked, self.student.predict(asked))) / len(data)
+            acc = sum(a.correct for a in grade_all(self.domain, asked,
+                                                   self.student.predict(asked))) / len(data)
             forest = forest.with_data(skill, sub, [d.id for d in data]).with_accuracy(skill, sub, acc)
         return forest.with_validation(self.report.per_skill)

@@ -21,13 +21,18 @@ def _action(text: str) -> Any:
     try: return json.loads(text)
     except (ValueError, RecursionError): return text
 
+# %% ../../nbs/39_teaching.gym.ipynb #91834827
 class TeachingGymEnv(gym.Env):
     "A teaching environment (`kind`, `preset`) as a gymnasium `Env` with JSON text spaces."
     metadata = {'render_modes': ['ansi']}
 
     def __init__(self, kind: str = 'skill-list', preset: str = 'math/tiny', max_chars: int = 65_536,
                  render_mode: Optional[str] = None):
-        self.env, self.max_chars, self.render_mode = registry.make(kind, preset=preset), max_chars, render_mode
+        self.env, self.max_chars, self.render_mode = (
+            registry.make(kind, preset=preset),
+            max_chars,
+            render_mode,
+        )
         self.observation_space = spaces.Text(max_length=max_chars, min_length=0, charset=CHARSET)
         self.action_space = spaces.Text(max_length=max_chars, min_length=1, charset=CHARSET)
         self._last = ''
@@ -37,7 +42,8 @@ class TeachingGymEnv(gym.Env):
         return self._last, {'observation': obs.model_dump()}
 
 # %% ../../nbs/39_teaching.gym.ipynb #3bf62a78
-def _reset(self: TeachingGymEnv, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[str, dict]:
+def _reset(self: TeachingGymEnv, *, seed: Optional[int] = None,
+           options: Optional[dict] = None) -> tuple[str, dict]:
     "Start episode `seed` (or one drawn from the env's generator): the seed student is trained and evaluated."
     super(TeachingGymEnv, self).reset(seed=seed)
     episode = seed if seed is not None else int(self.np_random.integers(2**31))

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import stable_id
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PRICES', 'Reply', 'LLMConfig', 'LLMError', 'ReplayMiss', 'make_client', 'call_key', 'CallCache', 'Usage', 'Meter',
@@ -39,8 +40,10 @@ class LLMConfig(BaseModel):
 
     def sampling(self) -> dict[str, Any]:
         "The settings that change what the model says (part of every cache key)."
-        return {'mode': self.mode, 'temperature': self.temperature, 'top_p': self.top_p, 'max_tokens': self.max_tokens}
+        return {'mode': self.mode, 'temperature': self.temperature, 'top_p': self.top_p,
+                'max_tokens': self.max_tokens}
 
+# %% ../../nbs/34_teaching.llm.ipynb #f625af15
 class LLMError(RuntimeError):
     "A call that failed for good: names the model, the schema and the last error."
 
@@ -57,7 +60,8 @@ def make_client(config: LLMConfig):
                        '(a local server given by base_url needs none)')
     common = dict(api_key=key or 'not-needed', max_retries=config.http_retries, timeout=config.timeout)
     if config.azure_endpoint:
-        return openai.AzureOpenAI(azure_endpoint=config.azure_endpoint, api_version=config.api_version, **common)
+        return openai.AzureOpenAI(azure_endpoint=config.azure_endpoint,
+                                  api_version=config.api_version, **common)
     return openai.OpenAI(base_url=config.base_url, **common)
 
 # %% ../../nbs/34_teaching.llm.ipynb #c1b2eca2
@@ -65,10 +69,12 @@ def call_key(config: LLMConfig, schema: type[BaseModel], messages: Sequence[dict
     "The cache key of a call."
     return stable_id(config.model, list(messages), schema.model_json_schema(), config.sampling(), n=32)
 
+# %% ../../nbs/34_teaching.llm.ipynb #3e5becdd
 class CallCache:
     "Calls recorded in a JSONL file: `mode` is 'replay', 'record' or 'auto'."
     def __init__(self, path: str | Path, mode: Literal['replay', 'record', 'auto'] = 'auto'):
-        if mode not in ('replay', 'record', 'auto'): raise ValueError(f"mode must be 'replay', 'record' or 'auto', got {mode!r}")
+        if mode not in ('replay', 'record', 'auto'):
+            raise ValueError(f"mode must be 'replay', 'record' or 'auto', got {mode!r}")
         self.path, self.mode, self.entries = Path(path), mode, {}
         if self.path.exists():
             for i, line in enumerate(self.path.read_text(encoding='utf-8').splitlines(), 1):
@@ -95,9 +101,11 @@ class CallCache:
             self.entries[entry['key']] = entry
 
 # %% ../../nbs/34_teaching.llm.ipynb #a612a240
-PRICES: dict[str, tuple[float, float]] = {'gpt-4o': (2.50, 10.00), 'gpt-4o-mini': (0.15, 0.60), 'gpt-4.1': (2.00, 8.00),
+PRICES: dict[str, tuple[float, float]] = {'gpt-4o': (2.50, 10.00), 'gpt-4o-mini': (0.15, 0.60),
+                                          'gpt-4.1': (2.00, 8.00),
                                           'gpt-4.1-mini': (0.40, 1.60)}
 
+# %% ../../nbs/34_teaching.llm.ipynb #c62478d5
 class Usage(BaseModel):
     "Calls and tokens of one module in one iteration."
     module: str
@@ -120,7 +128,8 @@ class Meter:
         self.iteration, self.rows = 0, {(r.module, r.iteration, r.model): r for r in rows}
         self._lock = threading.Lock()
 
-    def add(self, module: str, model: str, prompt_tokens: int, completion_tokens: int, replayed: bool = False) -> None:
+    def add(self, module: str, model: str, prompt_tokens: int, completion_tokens: int,
+            replayed: bool = False) -> None:
         "Count one call."
         with self._lock:
             k = (module, self.iteration, model)
@@ -142,14 +151,18 @@ def usage_table(rows: Sequence[Usage], prices: dict[str, tuple[float, float]] | 
     for r in rows:
         t = by.get((r.module, r.model)) or Usage(module=r.module, iteration=-1, model=r.model)
         by[(r.module, r.model)] = t.model_copy(update={k: getattr(t, k) + getattr(r, k) for k in
-                                                      ('calls', 'replayed', 'prompt_tokens', 'completion_tokens')})
+                                                      ('calls', 'replayed', 'prompt_tokens',
+                                                       'completion_tokens')})
     fmt = lambda c: '—' if c is None else f'${c:.4f}'
-    lines = ['| module | model | calls | tokens in | tokens out | est. cost |', '|---|---|---:|---:|---:|---:|']
+    lines = ['| module | model | calls | tokens in | tokens out | est. cost |',
+             '|---|---|---:|---:|---:|---:|']
     for r in by.values():
-        lines.append(f'| {r.module} | {r.model} | {r.calls} | {r.prompt_tokens:,} | {r.completion_tokens:,} | {fmt(r.cost(prices))} |')
+        lines.append(f'| {r.module} | {r.model} | {r.calls} | {r.prompt_tokens:,} | {r.completion_tokens:,} '
+                     f'| {fmt(r.cost(prices))} |')
     costs = [r.cost(prices) for r in by.values()]
     total = None if not costs or any(c is None for c in costs) else sum(costs)
-    lines.append(f'| **total** | | {sum(r.calls for r in by.values())} | {sum(r.prompt_tokens for r in by.values()):,} | '
+    lines.append(f'| **total** | | {sum(r.calls for r in by.values())} | '
+                 f'{sum(r.prompt_tokens for r in by.values()):,} | '
                  f'{sum(r.completion_tokens for r in by.values()):,} | {fmt(total)} |')
     return '\n'.join(lines)
 
@@ -166,7 +179,8 @@ class LLM:
         "The instructor-wrapped `openai` client, built on first use."
         if self._client is None:
             import instructor
-            modes = {'tools': instructor.Mode.TOOLS, 'json': instructor.Mode.JSON, 'md_json': instructor.Mode.MD_JSON}
+            modes = {'tools': instructor.Mode.TOOLS, 'json': instructor.Mode.JSON,
+                     'md_json': instructor.Mode.MD_JSON}
             self._client = instructor.from_openai(make_client(self.config), mode=modes[self.config.mode])
         return self._client
 
@@ -174,46 +188,61 @@ class LLM:
         "A validated `schema` object answering `messages`; `module` names the caller in the meter."
         key = call_key(self.config, schema, messages)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            self.meter.add(module, self.config.model, hit['prompt_tokens'], hit['completion_tokens'], replayed=True)
+            self.meter.add(module, self.config.model, hit['prompt_tokens'],
+                           hit['completion_tokens'], replayed=True)
             return schema.model_validate(hit['response'])
         if self.cache is not None and self.cache.mode == 'replay':
-            raise ReplayMiss(f'{self.config.model}: no recorded reply for this {schema.__name__} call of module {module!r} in '
-                             f'{self.cache.path} (key {key}); last message starts {str(messages[-1]["content"])[:160]!r}. '
+            raise ReplayMiss(f'{self.config.model}: no recorded reply for this {schema.__name__} call of '
+                             f'module {module!r} in '
+                             f'{self.cache.path} (key {key}); last message starts '
+                             f'{str(messages[-1]["content"])[:160]!r}. '
                              "Re-record with mode='record' or 'auto' against a live endpoint.")
         obj, completion = self._call(schema, messages)
         u = getattr(completion, 'usage', None)
         pt, ct = (u.prompt_tokens or 0, u.completion_tokens or 0) if u else (0, 0)
         if self.cache is not None:
-            self.cache.put({'key': key, 'model': self.config.model, 'module': module, 'schema': schema.__name__,
+            self.cache.put({'key': key, 'model': self.config.model, 'module': module,
+                            'schema': schema.__name__,
                             'messages': list(messages), 'response': obj.model_dump(mode='json'),
                             'prompt_tokens': pt, 'completion_tokens': ct})
         self.meter.add(module, self.config.model, pt, ct)
         return obj
 
-    def _call(self, schema: type[BaseModel], messages: Sequence[dict]) -> tuple[BaseModel, Any]:
-        import openai
-        from instructor.core.exceptions import InstructorRetryException
-        c, what = self.config, f'{self.config.model} ({schema.__name__})'
-        try:
-            return self.client.chat.completions.create_with_completion(
-                model=c.model, response_model=schema, messages=list(messages), max_retries=c.validation_retries,
-                temperature=c.temperature, top_p=c.top_p, **({'max_tokens': c.max_tokens} if c.max_tokens else {}))
-        except InstructorRetryException as e:
-            cause = e.__cause__ or e.__context__
-            if isinstance(cause, openai.APIError): raise _http_error(what, cause, c) from e
-            last = e.failed_attempts[-1].exception if getattr(e, 'failed_attempts', None) else e
-            raise LLMError(f'{what}: no valid reply after {e.n_attempts} attempts; last validation error: '
-                           f'{str(last).strip()[:600]}') from e
-        except openai.APIError as e: raise _http_error(what, e, c) from e
+# %% ../../nbs/34_teaching.llm.ipynb #2547cbf3
+@patch
+def _call(self: LLM, schema: type[BaseModel], messages: Sequence[dict]) -> tuple[BaseModel, Any]:
+    import openai
+    from instructor.core.exceptions import InstructorRetryException
+    c, what = self.config, f'{self.config.model} ({schema.__name__})'
+    try:
+        return self.client.chat.completions.create_with_completion(
+            model=c.model,
+            response_model=schema,
+            messages=list(messages),
+            max_retries=c.validation_retries,
+            temperature=c.temperature,
+            top_p=c.top_p,
+            **({'max_tokens': c.max_tokens} if c.max_tokens else {})
+        )
+    except InstructorRetryException as e:
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, openai.APIError): raise _http_error(what, cause, c) from e
+        last = e.failed_attempts[-1].exception if getattr(e, 'failed_attempts', None) else e
+        raise LLMError(f'{what}: no valid reply after {e.n_attempts} attempts; last validation error: '
+                       f'{str(last).strip()[:600]}') from e
+    except openai.APIError as e: raise _http_error(what, e, c) from e
 
+# %% ../../nbs/34_teaching.llm.ipynb #bc784057
 def _http_error(what: str, e: Exception, c: LLMConfig) -> LLMError:
     status = getattr(e, 'status_code', None)
-    return LLMError(f'{what}: request failed after {c.http_retries} retries ({f"HTTP {status}" if status else type(e).__name__}): '
+    return LLMError(f'{what}: request failed after {c.http_retries} retries '
+                    f'({f"HTTP {status}" if status else type(e).__name__}): '
                     f'{getattr(e, "message", e)}')
 
 # %% ../../nbs/34_teaching.llm.ipynb #bb0367d6
 Reply = str | dict[str, Any]
 
+# %% ../../nbs/34_teaching.llm.ipynb #5fb7d890
 def completion_body(request: dict, reply: Reply, n: int) -> dict:
     "An OpenAI chat-completion response to `request` carrying `reply`."
     msg: dict[str, Any] = {'role': 'assistant', 'content': None}
@@ -224,8 +253,10 @@ def completion_body(request: dict, reply: Reply, n: int) -> dict:
                               'function': {'name': tool, 'arguments': json.dumps(reply['arguments'])}}]
     out = msg['content'] or msg['tool_calls'][0]['function']['arguments']
     pt, ct = len(json.dumps(request.get('messages', []))) // 4, max(1, len(out) // 4)
-    return {'id': f'chatcmpl-{n}', 'object': 'chat.completion', 'created': 0, 'model': request.get('model', ''),
-            'choices': [{'index': 0, 'message': msg, 'finish_reason': 'tool_calls' if msg.get('tool_calls') else 'stop'}],
+    return {'id': f'chatcmpl-{n}', 'object': 'chat.completion', 'created': 0,
+            'model': request.get('model', ''),
+            'choices': [{'index': 0, 'message': msg, 'finish_reason': 'tool_calls'
+                         if msg.get('tool_calls') else 'stop'}],
             'usage': {'prompt_tokens': pt, 'completion_tokens': ct, 'total_tokens': pt + ct}}
 
 # %% ../../nbs/34_teaching.llm.ipynb #4e0a7aee
@@ -238,9 +269,12 @@ class ScriptedServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args): pass
             def do_POST(self):
-                try: request = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))))
-                except json.JSONDecodeError: return self._send(400, {'error': {'message': 'body is not JSON'}})
-                if not self.path.endswith('/chat/completions'): return self._send(404, {'error': {'message': f'no route {self.path}'}})
+                try:
+                    request = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))))
+                except json.JSONDecodeError:
+                    return self._send(400, {'error': {'message': 'body is not JSON'}})
+                if not self.path.endswith('/chat/completions'):
+                    return self._send(404, {'error': {'message': f'no route {self.path}'}})
                 status, body = server._answer(request)
                 self._send(status, body)
             def _send(self, status: int, body: dict):
@@ -259,7 +293,12 @@ class ScriptedServer:
         else: reply = {'status': 500, 'message': 'the script has no more replies'}
         self._i += 1
         if isinstance(reply, dict) and reply.get('status', 200) != 200:
-            return reply['status'], {'error': {'message': reply.get('message', f'scripted HTTP {reply["status"]}'), 'type': 'scripted'}}
+            return reply['status'], {
+                'error': {
+                    'message': reply.get('message', f'scripted HTTP {reply["status"]}'),
+                    'type': 'scripted',
+                }
+            }
         return 200, completion_body(request, reply, self._i)
 
     def config(self, **kwargs) -> LLMConfig:

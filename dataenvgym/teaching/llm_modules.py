@@ -14,8 +14,10 @@ from fastcore.basics import patch
 from pydantic import BaseModel, Field, create_model
 
 from ..core import Datum, Domain, Task, stable_id
-from .envs import (DataSpec, Explore, Failure, Generated, OpenEndedAction, OpenEndedObservation, SkillListAction,
-                                      SkillListObservation, SkillTreeAction, SkillTreeObservation, stable_seed)
+from .envs import (DataSpec, Explore, Failure, Generated, OpenEndedAction,
+                                      OpenEndedObservation, SkillListAction,
+                                      SkillListObservation, SkillTreeAction,
+                                      SkillTreeObservation, stable_seed)
 from .llm import LLM, LLMError
 from .skills import SkillForest, SkillMap
 
@@ -36,9 +38,11 @@ class Items(BaseModel):
     "Training examples."
     items: list[Item]
 
-ENGINE_SYSTEM = ('You write practice problems for a small student model. Every problem must be in the same format as '
+ENGINE_SYSTEM = ('You write practice problems for a small student model. Every problem must be in the same '
+                 'format as '
                  'the examples (no extra words), with the exact final answer only (no working).')
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #e2549e32
 ENGINE_PROMPT = '''Write exactly {n} new, different problems.
 skill: {skill}
 subskill: {subskill}
@@ -47,28 +51,35 @@ count: {n}
 Examples of the format:
 {examples}{note}{existing}'''
 
-def _examples(tasks: Sequence[Task]) -> str: return '\n'.join(f'{t.prompt} {t.answer}' for t in tasks) or '(none)'
-
+def _examples(tasks: Sequence[Task]) -> str:
+    return '\n'.join(f'{t.prompt} {t.answer}' for t in tasks) or '(none)'
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #2df6487b
 def _need_llm(what: str, llm: LLM | None) -> LLM:
-    if llm is None: raise ValueError(f'{what} needs an LLM: make(..., llm=LLM(config)) (on the command line: --llm-model)')
+    if llm is None: raise ValueError(f'{what} needs an LLM: make(..., llm=LLM(config)) (on the command '
+                                     f'line: --llm-model)')
     return llm
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #002d9643
 class LLMEngine:
     "Data for `DataSpec`s written by an LLM and checked by the domain (`check_llm_item`), free-form math by agreement; rejections counted."
     module = 'engine'
-    def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3, samples: int = 2, agree: int = 1,
+    def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3, samples: int = 2,
+                 agree: int = 1,
                  retries: int = 1):
         if not callable(getattr(domain, 'check_llm_item', None)):
-            raise ValueError(f'the LLM engine needs {type(domain).__name__}.check_llm_item (and llm_item, llm_guide) to check '
-                             'what the LLM writes: subclass dataenvgym.domains.base.DomainBase or define them')
+            raise ValueError(f'the LLM engine needs {type(domain).__name__}.check_llm_item (and llm_item, '
+                             f'llm_guide) to check '
+                             'what the LLM writes: subclass dataenvgym.domains.base.DomainBase or define '
+                             'them')
         self.llm, self.domain, self.rounds, self.n_examples = llm, domain, rounds, n_examples
         self.samples, self.agree = samples, agree       # independent solutions asked, and how many must agree
         self.rejected: dict[str, int] = {}              # by reason, in the last `generate`
         self.history: list[dict[str, int]] = []         # ... in every `generate` so far
-        self.rejected_items: list[dict] = []            # every item refused in the last `generate`, with its reason
-        self.retries, self.feedback = retries, ''       # a batch refused whole is asked again, with the reasons
+        # every item refused in the last `generate`, with its reason
+        self.rejected_items: list[dict] = []
+        # a batch refused whole is asked again, with the reasons
+        self.retries, self.feedback = retries, ''
         self.skipped: str | None = None                 # why the last `generate` gave nothing, if it did
 
     def __repr__(self): return f'LLMEngine({self.llm!r})'
@@ -78,15 +89,20 @@ class LLMEngine:
         "The registry's `engine:llm` for a setup."
         return cls(_need_llm('the LLM engine', llm), domain)
 
-    def _style(self, spec: DataSpec, like: Task | None, seed: int, examples: dict[str, Task] | None = None) -> list[Task]:
+    def _style(self, spec: DataSpec, like: Task | None, seed: int,
+               examples: dict[str, Task] | None = None) -> list[Task]:
         "Example tasks that show the format: the task to imitate, the domain's own tasks of the subskill or skill, or validation tasks of a discovered skill."
         if like: return [like]
         if spec.subskill in self.domain.subskills:
-            return self.domain.tasks(self.n_examples, subskill=spec.subskill, difficulty=spec.difficulty, seed=seed)
-        if spec.skill in self.domain.skills: return self.domain.tasks(self.n_examples, skill=spec.skill, seed=seed)
-        return [t for t in (examples or {}).values() if spec.skill and t.skill == spec.skill][:self.n_examples]
+            return self.domain.tasks(self.n_examples, subskill=spec.subskill,
+                                     difficulty=spec.difficulty, seed=seed)
+        if spec.skill in self.domain.skills:
+            return self.domain.tasks(self.n_examples, skill=spec.skill, seed=seed)
+        return [t for t in (examples or {}).values() if spec.skill
+                and t.skill == spec.skill][:self.n_examples]
 
-    def _count(self, reason: str, n: int = 1) -> None: self.rejected[reason] = self.rejected.get(reason, 0) + n
+    def _count(self, reason: str, n: int = 1) -> None:
+        self.rejected[reason] = self.rejected.get(reason, 0) + n
 
     def _refuse(self, reason: str, item: str, detail: str = '') -> None:
         "Count one refused item and keep it, with the reason, for the run's `rejections.json`."
@@ -98,7 +114,11 @@ def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[
     "Exactly `spec.n` distinct items (fewer only if `rounds` replies run short)."
     got: dict[str, Item] = {}
     style = _examples(self._style(spec, like, seed))
-    note = f'\nThe student got this wrong; write problems that practise the same thing: {spec.note}' if spec.note else ''
+    note = (
+        f'\nThe student got this wrong; write problems that practise the same thing: {spec.note}'
+        if spec.note
+        else ''
+    )
     note += self.feedback
     for _ in range(self.rounds):
         missing = spec.n - len(got)
@@ -108,7 +128,8 @@ def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[
                                       subskill=spec.subskill or (like.subskill if like else ''),
                                       difficulty=spec.difficulty or (like.difficulty if like else 'any'),
                                       examples=style, note=note, existing=existing)
-        reply = self.llm.ask(Items, [{'role': 'system', 'content': ENGINE_SYSTEM}, {'role': 'user', 'content': prompt}], module=self.module)
+        reply = self.llm.ask(Items, [{'role': 'system', 'content': ENGINE_SYSTEM},
+                                     {'role': 'user', 'content': prompt}], module=self.module)
         for it in reply.items:
             if len(got) < spec.n and it.prompt.strip() and it.prompt not in got: got[it.prompt] = it
     return list(got.values())
@@ -124,37 +145,47 @@ def _answers(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> l
         task = Task(domain=self.domain.name, prompt=it.prompt, answer=truth or '(unsolvable)',
                     skill=skill, subskill=sub, difficulty=spec.difficulty or (like.difficulty if like else 1),
                     metadata={'llm_answer': it.answer})
-        out.append(Generated(task=task, datum=Datum(prompt=it.prompt, response=it.answer, skill=skill, subskill=sub,
+        out.append(Generated(task=task,
+                             datum=Datum(prompt=it.prompt, response=it.answer, skill=skill, subskill=sub,
                                                     source='llm', metadata={'difficulty': task.difficulty})))
     return out
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #630cedb1
 @patch
-def _batch(self: LLMEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
+def _batch(self: LLMEngine, specs: Sequence[DataSpec],
+           examples: dict[str, Task], seed: int) -> list[Generated]:
     "One pass over `specs`: each asked of the LLM and checked."
     out = []
     for i, spec in enumerate(specs):
         like = examples.get(spec.like) if spec.like else None
         style = self._style(spec, like, stable_seed(seed, i), examples)
         solvable = style and all(self.domain.solve(t.prompt) is not None for t in style)
-        out += self._answers(spec, like, stable_seed(seed, i)) if solvable else self._checked(spec, like, style)
+        out += self._answers(spec, like,
+                             stable_seed(seed, i)) if solvable else self._checked(spec, like, style)
     return out
 
 def _reasons(counts: dict[str, int]) -> str: return ', '.join(f'{k} {v}' for k, v in counts.items())
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #bf4ffbd7
 @patch
-def generate(self: LLMEngine, specs: Sequence[DataSpec], examples: dict[str, Task], seed: int) -> list[Generated]:
+def generate(self: LLMEngine, specs: Sequence[DataSpec],
+             examples: dict[str, Task], seed: int) -> list[Generated]:
     "Data for `specs` (`like` names a task in `examples`), refusals counted in `rejected`; a batch refused whole is asked again `retries` times with the reasons, then given up (`skipped` says why)."
     self.rejected, self.rejected_items, self.feedback, self.skipped = {}, [], '', None
     for attempt in range(self.retries + 1):
         out = self._batch(specs, examples, seed)
         if out or not self.rejected: break
-        self.feedback = (f'\nEverything written for this so far was rejected by the checks ({_reasons(self.rejected)}), e.g.:\n'
-                         + '\n'.join(f"- {r['item'][:100]} -> {r['reason']}: {r['detail'][:150]}" for r in self.rejected_items[-5:])
+        self.feedback = (f'\nEverything written for this so far was rejected by the checks '
+                         f'({_reasons(self.rejected)}), e.g.:\n'
+                         + '\n'.join(f"- {r['item'][:100]} -> {r['reason']}: {r['detail'][:150]}"
+                                     for r in self.rejected_items[-5:])
                          + '\nWrite items that pass: follow the format and the rules above exactly.')
     self.history.append(dict(self.rejected))
     if not out and self.rejected:
-        self.skipped = (f'{self.llm.config.model}: nothing the LLM wrote for {len(specs)} spec(s) passed the {self.domain.name} '
-                        f'checks in {self.retries + 1} attempt(s) (rejected: {_reasons(self.rejected)}); no new data this iteration')
+        self.skipped = (f'{self.llm.config.model}: nothing the LLM wrote for {len(specs)} spec(s) passed '
+                        f'the {self.domain.name} '
+                        f'checks in {self.retries + 1} attempt(s) (rejected: {_reasons(self.rejected)}); no '
+                        f'new data this iteration')
         self.rejected_items.append({'reason': 'iteration skipped', 'item': '', 'detail': self.skipped})
     return out
 
@@ -173,6 +204,7 @@ class Solution(BaseModel):
     solution: str
     final_answer: str
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #3f9171eb
 class Solutions(BaseModel):
     "Independent solutions, by problem index."
     solutions: list[Solution]
@@ -183,28 +215,45 @@ SOLVE_PROMPT = '''Solve each numbered problem on your own (attempt {k}). For eac
 
 def _many(item: type[BaseModel]) -> type[BaseModel]:
     "The reply schema of a list of `item`s, named after it (`MathItem` → `MathItems`)."
-    return create_model(f'{item.__name__}s', __doc__=f'{item.__name__} training items.', items=(list[item], ...))
+    return create_model(f'{item.__name__}s', __doc__=f'{item.__name__} training items.',
+                        items=(list[item], ...))
 
 def _gist(item: BaseModel) -> str:
     "An item in a line: its first field (the problem, request or scene)."
     return str(next(iter(item.model_dump().values()), ''))[:120]
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #6b5c8456
 def _task_lines(tasks: Sequence[Task]) -> str:
-    return '\n'.join(f'- {t.prompt[:400]}' + (f' → {t.answer[:200]}' if t.answer else '') for t in tasks) or '(none)'
+    return (
+        '\n'.join(f'- {t.prompt[:400]}' + (f' → {t.answer[:200]}' if t.answer else '') for t in tasks)
+        or '(none)'
+    )
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #625fe709
 @patch
 def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Task]) -> list[Generated]:
     "Exactly `spec.n` data (fewer if `rounds` replies run short) of the domain's item, each kept only if the domain's check accepts it."
-    skill, sub = spec.skill or (like.skill if like else 'unknown'), spec.subskill or (like.subskill if like else '')
-    level, schema, got, refused = spec.difficulty or (like.difficulty if like else 1), _many(self.domain.llm_item), {}, []
-    note = f'\nThe student got this wrong; write items that practise the same thing: {spec.note}' if spec.note else ''
+    skill, sub = spec.skill or (like.skill
+                                if like else 'unknown'), spec.subskill or (like.subskill if like else '')
+    level, schema, got, refused = (
+        spec.difficulty or (like.difficulty if like else 1),
+        _many(self.domain.llm_item),
+        {},
+        [],
+    )
+    note = (
+        f'\nThe student got this wrong; write items that practise the same thing: {spec.note}'
+        if spec.note
+        else ''
+    )
     note += self.feedback
     for _ in range(self.rounds):
         if (missing := spec.n - len(got)) <= 0: break
         existing = ('\nAlready written (do not repeat):\n' + '\n'.join(p[:120] for p in got)) if got else ''
-        existing += ('\nRejected by the checks (write others):\n' + '\n'.join(refused[-10:])) if refused else ''
-        prompt = CHECKED_PROMPT.format(n=missing, skill=skill, subskill=sub, difficulty=level, guide=self.domain.llm_guide,
+        existing += ('\nRejected by the checks (write '
+                     'others):\n' + '\n'.join(refused[-10:])) if refused else ''
+        prompt = CHECKED_PROMPT.format(n=missing, skill=skill, subskill=sub, difficulty=level,
+                                       guide=self.domain.llm_guide,
                                        examples=_task_lines(style), note=note, existing=existing)
         items = self.llm.ask(schema, [{'role': 'user', 'content': prompt}], module=self.module).items
         pairs = []
@@ -217,21 +266,29 @@ def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Tas
         agreed = self._agreed(pairs)
         refused += [t.prompt[:120] for t, _ in pairs if (t, _) not in agreed]
         for task, response in agreed:
-            if len(got) < spec.n and self.domain.key(task) not in got: got[self.domain.key(task)] = (task, response)
+            if len(got) < spec.n and self.domain.key(task) not in got:
+                got[self.domain.key(task)] = (task, response)
     return [Generated(task=t, datum=self.domain.datum(t, source='llm', response=r)) for t, r in got.values()]
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #f677f379
 @patch
 def _agreed(self: LLMEngine, pairs: list[tuple[Task, str]]) -> list[tuple[Task, str]]:
     "The pairs whose task needs no agreement, and those of the rest that at least `agree` of `samples` independent solutions reach."
     todo = [i for i, (t, _) in enumerate(pairs) if t.metadata.get('needs_agreement')]
     votes = dict.fromkeys(todo, 0)
     for k in range(self.samples if todo else 0):
-        text = SOLVE_PROMPT.format(k=k + 1, problems='\n'.join(f'{n}. {pairs[i][0].prompt}' for n, i in enumerate(todo)))
+        text = SOLVE_PROMPT.format(k=k + 1,
+                                   problems='\n'.join(f'{n}. {pairs[i][0].prompt}' for n,
+                                                      i in enumerate(todo)))
         for s in self.llm.ask(Solutions, [{'role': 'user', 'content': text}], module=self.module).solutions:
-            if 0 <= s.index < len(todo) and self.domain.grade(pairs[todo[s.index]][0], s.final_answer).correct:
+            if (
+                0 <= s.index < len(todo)
+                and self.domain.grade(pairs[todo[s.index]][0], s.final_answer).correct
+            ):
                 votes[todo[s.index]] += 1
     for i in (i for i, v in votes.items() if v < self.agree):
-        self._refuse('independent solutions disagree', pairs[i][0].prompt[:120], f'{votes[i]} of {self.samples} agree')
+        self._refuse('independent solutions disagree', pairs[i][0].prompt[:120],
+                     f'{votes[i]} of {self.samples} agree')
     return [p for i, p in enumerate(pairs) if votes.get(i, self.agree) >= self.agree]
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #4997dff7
@@ -242,6 +299,7 @@ class SubskillNames(BaseModel):
 PROPOSER_PROMPT = '''A student is learning the skill "{skill}". Its subskills so far: {present}.
 Name up to {k} further subskills of "{skill}" a student should practise, as short snake_case names, none of the above.'''
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #b795e3c8
 class LLMProposer:
     "SKILL-TREE subskill proposals from an LLM, one call per (skill, present subskills)."
     module = 'proposer'
@@ -274,6 +332,7 @@ Decide: explore (add subskills under a skill, with an allocation each) and/or ex
 Spend the budget where the student is weak but can still improve.
 Observation (JSON): {observation}'''
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #e0395b68
 def planned_total(forest: SkillForest, action: SkillTreeAction) -> int:
     "The total allocation after `action` (explored subskills counted at their allocation)."
     alloc = {k: dict(v) for k, v in forest.allocations().items()}
@@ -298,12 +357,15 @@ class LLMPolicy:
         "The registry's `policy:ENV/llm` for a setup (it needs an LLM)."
         return cls(_need_llm('the LLM policy', llm))
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #6ce3981a
 class LLMTreePolicy(LLMPolicy):
     "A SKILL-TREE policy that asks an LLM for explore/exploit decisions."
 
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
-        view = obs.model_dump(mode='json', include={'iteration', 'budget', 'history', 'per_skill', 'explorable'})
-        msg = POLICY_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
+        view = obs.model_dump(mode='json',
+                              include={'iteration', 'budget', 'history', 'per_skill', 'explorable'})
+        msg = POLICY_PROMPT.format(iteration=obs.iteration,
+                                   history=', '.join(f'{h:.1%}' for h in obs.history),
                                    tree=obs.forest.tree(), explorable=', '.join(obs.explorable) or '(none)',
                                    budget=obs.budget, observation=json.dumps(view, sort_keys=True))
         messages = [{'role': 'user', 'content': msg}]
@@ -312,9 +374,11 @@ class LLMTreePolicy(LLMPolicy):
             total = planned_total(obs.forest, action)
             if total <= obs.budget: return action
             messages = messages + [{'role': 'assistant', 'content': action.model_dump_json()},
-                                   {'role': 'user', 'content': f'Those decisions allocate {total} examples; the budget is {obs.budget}. '
+                                   {'role': 'user', 'content': f'Those decisions allocate {total} examples; '
+                                    f'the budget is {obs.budget}. '
                                                                'Send decisions within the budget.'}]
-        raise LLMError(f'{self.llm.config.model} (SkillTreeAction): decisions allocate {total} examples, over the budget of '
+        raise LLMError(f'{self.llm.config.model} (SkillTreeAction): decisions allocate {total} examples, '
+                       f'over the budget of '
                        f'{obs.budget}, after {self.fixes} correction(s)')
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #95bc1cde
@@ -334,11 +398,14 @@ Write data specs: each asks for n examples, of a skill or like one failed task (
 practise. The specs may total at most {budget} examples.
 Observation (JSON): {observation}'''
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #189e6378
 def _failure_lines(failures: Sequence[Failure], limit: int = 20) -> str:
     return '\n'.join(f'{f.task_id}: {f.prompt[:200]!r} -> {f.response[:80]!r}; right: {f.answer[:80]!r}'
                      for f in failures[:limit]) or '(none)'
 
-def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Callable[[BaseModel], int], budget: int,
+# %% ../../nbs/36_teaching.llm_modules.ipynb #abb7b15e
+def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Callable[[BaseModel], int],
+                      budget: int,
                       module: str = 'policy', fixes: int = 1) -> BaseModel:
     "An action from `llm` whose `total` is within `budget`: one over it is sent back with the numbers, `fixes` times."
     messages = [{'role': 'user', 'content': prompt}]
@@ -346,8 +413,10 @@ def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Cal
         action = llm.ask(schema, messages, module=module)
         if (n := total(action)) <= budget: return action
         messages = messages + [{'role': 'assistant', 'content': action.model_dump_json()},
-                               {'role': 'user', 'content': f'That asks for {n} examples; the budget is {budget}. Send it within the budget.'}]
-    raise LLMError(f'{llm.config.model} ({schema.__name__}): asks for {n} examples, over the budget of {budget}, '
+                               {'role': 'user', 'content': f'That asks for {n} examples; the budget is '
+                                f'{budget}. Send it within the budget.'}]
+    raise LLMError(f'{llm.config.model} ({schema.__name__}): asks for {n} examples, over the budget of '
+                   f'{budget}, '
                    f'after {fixes} correction(s)')
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #bc33a893
@@ -355,14 +424,17 @@ class LLMListPolicy(LLMPolicy):
     "A SKILL-LIST policy that asks an LLM for a data plan per skill."
 
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
-        errors = '\n'.join(f'{s}:\n{_failure_lines(fs, 5)}' for s, fs in obs.errors_by_skill.items()) or '(none)'
+        errors = '\n'.join(f'{s}:\n{_failure_lines(fs, 5)}' for s,
+                           fs in obs.errors_by_skill.items()) or '(none)'
         view = {'iteration': obs.iteration, 'budget': obs.budget, 'per_skill': obs.per_skill,
                 'errors': {s: [f.task_id for f in fs] for s, fs in obs.errors_by_skill.items()}}
         msg = LIST_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
                                  per_skill=json.dumps(obs.per_skill), errors=errors, budget=obs.budget,
                                  observation=json.dumps(view, sort_keys=True))
-        return ask_within_budget(self.llm, SkillListAction, msg, lambda a: sum(p.n for p in a.plans), obs.budget, self.module, self.fixes)
+        return ask_within_budget(self.llm, SkillListAction, msg, lambda a: sum(p.n for p in a.plans),
+                                 obs.budget, self.module, self.fixes)
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #9a30890e
 class LLMOpenPolicy(LLMPolicy):
     "An OPEN-ENDED policy that asks an LLM for free-form data specs, conditioned on the failures."
     def __init__(self, llm: LLM, skills: Sequence[str] = (), fixes: int = 1):
@@ -378,9 +450,11 @@ class LLMOpenPolicy(LLMPolicy):
         view = {'iteration': obs.iteration, 'budget': obs.budget, 'per_skill': obs.per_skill,
                 'failures': [f.task_id for f in obs.failures], 'skills': self.skills}
         msg = OPEN_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
-                                 skills=', '.join(self.skills) or '(name none; imitate failures)', failures=_failure_lines(obs.failures),
+                                 skills=', '.join(self.skills) or '(name none; imitate failures)',
+                                 failures=_failure_lines(obs.failures),
                                  budget=obs.budget, observation=json.dumps(view, sort_keys=True))
-        return ask_within_budget(self.llm, OpenEndedAction, msg, lambda a: sum(s.n for s in a.specs), obs.budget, self.module, self.fixes)
+        return ask_within_budget(self.llm, OpenEndedAction, msg, lambda a: sum(s.n for s in a.specs),
+                                 obs.budget, self.module, self.fixes)
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #d1775247
 class Label(BaseModel):
@@ -400,17 +474,21 @@ class Categories(BaseModel):
     "Mutually exclusive categories of labels."
     categories: list[Category] = Field(min_length=1)
 
+# %% ../../nbs/36_teaching.llm_modules.ipynb #4afdcb50
 LABEL_PROMPT = '''For each numbered problem, name the one skill it tests, as a short snake_case label.
 {tasks}'''
+
 GROUP_PROMPT = '''Group these skill labels into at most {k} mutually exclusive categories (every label in exactly one;
 name each category in snake_case and describe it in one sentence):
 {labels}'''
+
 ASSIGN_PROMPT = '''Assign each numbered problem to exactly one of these categories: {categories}.
 Answer with the category name as the label.
 {tasks}'''
 
 # %% ../../nbs/36_teaching.llm_modules.ipynb #7cc1467d
-def _numbered(tasks: Sequence[Task], offset: int = 0) -> str: return '\n'.join(f'{offset + i}. {t.prompt}' for i, t in enumerate(tasks))
+def _numbered(tasks: Sequence[Task], offset: int = 0) -> str:
+    return '\n'.join(f'{offset + i}. {t.prompt}' for i, t in enumerate(tasks))
 
 def _write_json(path: Path, obj) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
@@ -421,7 +499,8 @@ def _write_json(path: Path, obj) -> None:
 class LLMDiscoverer:
     "Skills found by an LLM in three checkpointed stages: label tasks, group labels, assign tasks."
     module = 'discovery'
-    def __init__(self, llm: LLM, max_skills: int = 8, batch: int = 40, rounds: int = 3, checkpoint_dir: str | Path | None = None):
+    def __init__(self, llm: LLM, max_skills: int = 8, batch: int = 40, rounds: int = 3,
+                 checkpoint_dir: str | Path | None = None):
         self.llm, self.max_skills, self.batch, self.rounds = llm, max_skills, batch, rounds
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir else None
     def __repr__(self): return f'LLMDiscoverer({self.llm!r}, max_skills={self.max_skills})'
@@ -440,39 +519,53 @@ class LLMDiscoverer:
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True); _write_json(path, out)
         return out
 
-    def _per_task(self, tasks: Sequence[Task], template: str, valid: set[str] | None = None, **fmt) -> list[str]:
-        "One label per task, asked in batches; tasks left without a (valid) label are asked again, up to `rounds`."
-        out: dict[int, str] = {}
-        for _ in range(self.rounds):
-            todo = [i for i in range(len(tasks)) if i not in out]
-            if not todo: break
-            for s in range(0, len(todo), self.batch):
-                idx = todo[s:s + self.batch]
-                text = '\n'.join(f'{i}. {tasks[i].prompt}' for i in idx)
-                reply = self.llm.ask(Labels, [{'role': 'user', 'content': template.format(tasks=text, **fmt)}], module=self.module)
-                for l in reply.labels:
-                    lab = l.label.strip()
-                    if l.index in idx and lab and (valid is None or lab in valid): out.setdefault(l.index, lab)
-        if len(out) < len(tasks):
-            left = [tasks[i].prompt for i in range(len(tasks)) if i not in out]
-            raise LLMError(f'{self.llm.config.model}: {len(left)} task(s) still without a label after {self.rounds} rounds, e.g. {left[:3]}')
-        return [out[i] for i in range(len(tasks))]
+# %% ../../nbs/36_teaching.llm_modules.ipynb #ae50a32b
+@patch
+def _per_task(self: LLMDiscoverer, tasks: Sequence[Task], template: str,
+              valid: set[str] | None = None, **fmt) -> list[str]:
+    "One label per task, asked in batches; tasks left without a (valid) label are asked again, up to `rounds`."
+    out: dict[int, str] = {}
+    for _ in range(self.rounds):
+        todo = [i for i in range(len(tasks)) if i not in out]
+        if not todo: break
+        for s in range(0, len(todo), self.batch):
+            idx = todo[s:s + self.batch]
+            text = '\n'.join(f'{i}. {tasks[i].prompt}' for i in idx)
+            reply = self.llm.ask(
+                Labels,
+                [{'role': 'user', 'content': template.format(tasks=text, **fmt)}],
+                module=self.module,
+            )
+            for l in reply.labels:
+                lab = l.label.strip()
+                if l.index in idx and lab and (valid is None or lab in valid):
+                    out.setdefault(l.index, lab)
+    if len(out) < len(tasks):
+        left = [tasks[i].prompt for i in range(len(tasks)) if i not in out]
+        raise LLMError(f'{self.llm.config.model}: {len(left)} task(s) still without a label after '
+                       f'{self.rounds} rounds, e.g. {left[:3]}')
+    return [out[i] for i in range(len(tasks))]
 
-    def discover(self, tasks: Sequence[Task]) -> SkillMap:
-        "The skills of `tasks`, every task assigned to exactly one."
-        if not tasks: raise ValueError('discover needs at least one task; got none')
-        labels = self._stage('labels', tasks, lambda: self._per_task(tasks, LABEL_PROMPT))
-        def group():
-            msg = GROUP_PROMPT.format(k=self.max_skills, labels='\n'.join(sorted(set(labels))))
-            cats = self.llm.ask(Categories, [{'role': 'user', 'content': msg}], module=self.module).categories
-            return [c.model_dump() for c in cats]
-        cats = [Category(**c) for c in self._stage('categories', tasks, group)]
-        names = [c.name for c in cats]
-        if len(set(names)) != len(names): raise LLMError(f'{self.llm.config.model}: category names repeat: {names}')
-        assigned = self._stage('assignments', tasks, lambda: self._per_task(tasks, ASSIGN_PROMPT, set(names), categories=', '.join(names)))
-        skills = {c.name: [] for c in cats}
-        for lab, cat in zip(labels, assigned):
-            if lab not in skills[cat]: skills[cat].append(lab)
-        skills = {k: v for k, v in skills.items() if v}
-        return SkillMap(skills=skills, assignments={t.id: c for t, c in zip(tasks, assigned)},
-                        descriptions={c.name: c.description for c in cats if c.name in skills})
+# %% ../../nbs/36_teaching.llm_modules.ipynb #2f8905ec
+@patch
+def discover(self: LLMDiscoverer, tasks: Sequence[Task]) -> SkillMap:
+    "The skills of `tasks`, every task assigned to exactly one."
+    if not tasks: raise ValueError('discover needs at least one task; got none')
+    labels = self._stage('labels', tasks, lambda: self._per_task(tasks, LABEL_PROMPT))
+    def group():
+        msg = GROUP_PROMPT.format(k=self.max_skills, labels='\n'.join(sorted(set(labels))))
+        cats = self.llm.ask(Categories, [{'role': 'user', 'content': msg}], module=self.module).categories
+        return [c.model_dump() for c in cats]
+    cats = [Category(**c) for c in self._stage('categories', tasks, group)]
+    names = [c.name for c in cats]
+    if len(set(names)) != len(names): raise LLMError(f'{self.llm.config.model}: category names repeat: '
+                                                     f'{names}')
+    assigned = self._stage('assignments', tasks,
+                           lambda: self._per_task(tasks, ASSIGN_PROMPT, set(names),
+                                                  categories=', '.join(names)))
+    skills = {c.name: [] for c in cats}
+    for lab, cat in zip(labels, assigned):
+        if lab not in skills[cat]: skills[cat].append(lab)
+    skills = {k: v for k, v in skills.items() if v}
+    return SkillMap(skills=skills, assignments={t.id: c for t, c in zip(tasks, assigned)},
+                    descriptions={c.name: c.description for c in cats if c.name in skills})

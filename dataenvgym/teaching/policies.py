@@ -11,8 +11,10 @@ from collections import Counter
 from typing import Sequence
 
 from ..core import Domain
-from .envs import (DataSpec, Explore, Exploit, Failure, OpenEndedAction, OpenEndedObservation, SkillListAction,
-                                      SkillListObservation, SkillPlan, SkillTreeAction, SkillTreeObservation, TeachingObservation,
+from .envs import (DataSpec, Explore, Exploit, Failure, OpenEndedAction,
+                                      OpenEndedObservation, SkillListAction,
+                                      SkillListObservation, SkillPlan, SkillTreeAction, SkillTreeObservation,
+                                      TeachingObservation,
                                       spread_evenly, stable_seed)
 
 # %% auto #0
@@ -37,6 +39,7 @@ def allocate(weights: dict[str, float], budget: int) -> dict[str, int]:
     for k in sorted(exact, key=lambda k: counts[k] - exact[k])[:budget - sum(counts.values())]: counts[k] += 1
     return counts
 
+# %% ../../nbs/33_teaching.policies.ipynb #e87cec21
 def skill_histories(obs: TeachingObservation) -> dict[str, list[float]]:
     "Each skill's validation accuracy at every iteration so far."
     return {s: [h.get(s, 0.0) for h in obs.skill_history] for s in obs.per_skill}
@@ -50,7 +53,8 @@ def uniform_counts(keys: Sequence[str], budget: int, rng: random.Random) -> dict
 class Policy:
     "Base for policies: `__call__(observation) -> action`; `rng(obs)` gives the seeded randomness for that step."
     name = 'policy'
-    def rng(self, obs: TeachingObservation) -> random.Random: return random.Random(stable_seed(obs.seed, obs.iteration, self.name))
+    def rng(self, obs: TeachingObservation) -> random.Random:
+        return random.Random(stable_seed(obs.seed, obs.iteration, self.name))
     def __repr__(self): return f'{type(self).__name__}()'
 
     @classmethod
@@ -60,15 +64,18 @@ class Policy:
 
 # %% ../../nbs/33_teaching.policies.ipynb #12e175a7
 def _plans(counts: dict[str, int], likes: dict[str, list[str]] | None = None) -> SkillListAction:
-    return SkillListAction(plans=[SkillPlan(skill=s, n=n, like=(likes or {}).get(s, [])) for s, n in counts.items() if n])
+    return SkillListAction(plans=[SkillPlan(skill=s, n=n, like=(likes or {}).get(s, [])) for s,
+                                  n in counts.items() if n])
 
 class SkillListTeacher(Policy):
     "SKILL-LIST with state: budget by `teachability` of each skill's validation history, made like the skill's failures."
     name = 'with-state'
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
         likes = {s: [f.task_id for f in fs] for s, fs in obs.errors_by_skill.items()}
-        return _plans(allocate({s: teachability(h) for s, h in skill_histories(obs).items()}, obs.budget), likes)
+        return _plans(allocate({s: teachability(h) for s,
+                                h in skill_histories(obs).items()}, obs.budget), likes)
 
+# %% ../../nbs/33_teaching.policies.ipynb #065d59e5
 class ErrorRateTeacher(Policy):
     "SKILL-LIST with state, the simple way: budget in proportion to each skill's error rate."
     name = 'error-rate'
@@ -93,20 +100,28 @@ class SampledSkillListTeacher(Policy):
     def __init__(self, k: int = 4, below: float = 0.95): self.k, self.below = k, below
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
         chosen = sample_skills(obs.per_skill, self.k, self.rng(obs), self.below)
-        return SkillListAction(plans=[SkillPlan(skill=s, n=n, like=[f.task_id for f in obs.errors_by_skill.get(s, [])])
+        return SkillListAction(plans=[SkillPlan(skill=s, n=n,
+                                                like=[f.task_id for f in obs.errors_by_skill.get(s, [])])
                                       for s, n in zip(chosen, spread_evenly(obs.budget, len(chosen))) if n])
 
 # %% ../../nbs/33_teaching.policies.ipynb #b2a3b466
 def _skill_spec(n: int, skill: str, known: Sequence[str] | None) -> DataSpec:
     "A spec for `n` examples of `skill`: by name if the domain has it (or no list is known), else described in the note (a discovered skill)."
-    return DataSpec(n=n, skill=skill) if known is None or skill in known else DataSpec(n=n, note=f'practise the skill {skill}')
+    return (
+        DataSpec(n=n, skill=skill)
+        if known is None or skill in known
+        else DataSpec(n=n, note=f'practise the skill {skill}')
+    )
 
+# %% ../../nbs/33_teaching.policies.ipynb #32f8860b
 class OpenEndedTeacher(Policy):
     "OPEN-ENDED with state: budget by skill `teachability`, each skill's share made like its failures (error-driven)."
     name = 'with-state'
-    def __init__(self, skills: Sequence[str] | None = None): self.skills = None if skills is None else list(skills)
+    def __init__(self, skills: Sequence[str] | None = None):
+        self.skills = None if skills is None else list(skills)
     @classmethod
-    def for_domain(cls, domain: Domain | None = None, llm=None) -> OpenEndedTeacher: return cls(None if domain is None else domain.skills)
+    def for_domain(cls, domain: Domain | None = None, llm=None) -> OpenEndedTeacher:
+        return cls(None if domain is None else domain.skills)
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
         counts = allocate({s: teachability(h) for s, h in skill_histories(obs).items()}, obs.budget)
         failures: dict[str, list[Failure]] = {}
@@ -115,10 +130,12 @@ class OpenEndedTeacher(Policy):
         for skill, n in counts.items():
             fs = failures.get(skill, [])
             if n and not fs: specs.append(_skill_spec(n, skill, self.skills)); continue
-            specs += [DataSpec(n=k, like=f.task_id, note=f'the student answered {f.response!r}; the answer is {f.answer!r}')
+            specs += [DataSpec(n=k, like=f.task_id,
+                               note=f'the student answered {f.response!r}; the answer is {f.answer!r}')
                       for f, k in zip(fs, spread_evenly(n, len(fs))) if k]
         return OpenEndedAction(specs=specs)
 
+# %% ../../nbs/33_teaching.policies.ipynb #e1da041c
 class OpenEndedRandom(Policy):
     "OPEN-ENDED without state: the budget uniformly at random over the skills (the domain's, or discovery's), blind to the failures."
     name = 'no-state'
@@ -127,10 +144,12 @@ class OpenEndedRandom(Policy):
     def for_domain(cls, domain: Domain, llm=None) -> OpenEndedRandom: return cls(domain.skills)
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
         keys = self.skills if set(obs.per_skill) <= set(self.skills) else sorted(obs.per_skill)
-        return OpenEndedAction(specs=[_skill_spec(n, s, self.skills) for s, n in uniform_counts(keys, obs.budget, self.rng(obs)).items() if n])
+        return OpenEndedAction(specs=[_skill_spec(n, s, self.skills) for s,
+                                      n in uniform_counts(keys, obs.budget, self.rng(obs)).items() if n])
 
 # %% ../../nbs/33_teaching.policies.ipynb #02cb9d0f
-def tree_action(obs: SkillTreeObservation, targets: dict[str, dict[str, int]], new: dict[str, tuple[int, int]]) -> SkillTreeAction:
+def tree_action(obs: SkillTreeObservation, targets: dict[str, dict[str, int]],
+                new: dict[str, tuple[int, int]]) -> SkillTreeAction:
     "Decisions that move the forest's allocations to `targets` and explore `new[skill] = (n subskills, allocation each)`."
     current = obs.forest.allocations()
     decisions = [Explore(skill=s, n=k, allocation=a) for s, (k, a) in new.items() if k]
@@ -157,12 +176,15 @@ class SkillTreeTeacher(Policy):
             weights |= {f'+{i}': _subskill_weight(None) for i in range(explore.get(skill, 0))}
             counts = allocate(weights, shares[skill])
             targets[skill] = {k: v for k, v in counts.items() if not k.startswith('+')}
-            if explore.get(skill): new[skill] = (explore[skill], min(v for k, v in counts.items() if k.startswith('+')))
+            if explore.get(skill): new[skill] = (explore[skill],
+                                                 min(v for k, v in counts.items() if k.startswith('+')))
         return _fit_budget(obs, targets, new)
 
+# %% ../../nbs/33_teaching.policies.ipynb #db09cb5b
 def _fit_budget(obs, targets, new) -> SkillTreeAction:
     "Trim rounding so the explored allocations plus targets never exceed the budget."
-    over = sum(map(sum, (t.values() for t in targets.values()))) + sum(k * a for k, a in new.values()) - obs.budget
+    over = sum(map(sum, (t.values()
+                         for t in targets.values()))) + sum(k * a for k, a in new.values()) - obs.budget
     for skill, subs in targets.items():
         for sub in sorted(subs, key=subs.get, reverse=True):
             if over <= 0: break
@@ -176,7 +198,9 @@ class SkillTreeRandom(Policy):
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
         rng, forest = self.rng(obs), obs.forest
         explore = {s: 1 for s in obs.explorable} if obs.iteration == 0 else {}
-        keys = [(s, sub) for s, node in forest.skills.items() for sub in node.subskills] + [(s, '+') for s in explore]
+        keys = [(s, sub) for s, node in forest.skills.items()
+                for sub in node.subskills] + [(s, '+') for s in explore]
         counts = uniform_counts([f'{s}/{sub}' for s, sub in keys], obs.budget, rng)
-        targets = {s: {sub: counts[f'{s}/{sub}'] for sub in node.subskills} for s, node in forest.skills.items()}
+        targets = {s: {sub: counts[f'{s}/{sub}'] for sub in node.subskills} for s,
+                   node in forest.skills.items()}
         return _fit_budget(obs, targets, {s: (1, counts[f'{s}/+']) for s in explore})

@@ -27,9 +27,11 @@ __all__ = ['PRESETS', 'Preset', 'preset_name', 'make_env', 'teaching_setup', 'll
 class Preset(BaseModel):
     "Everything a teaching setup needs besides the environment and the policy, by registry names."
     domain: str = 'math'                                       # a registered domain
-    subskills: list[str] | None = None                         # what the domain is built from (tools: tool combinations); None: its default
+    # what the domain is built from (tools: tool combinations); None: its default
+    subskills: list[str] | None = None
     student: str = 'tiny'                                      # a registered student
-    settings: dict[str, Any] = Field(default_factory=dict)     # the student's settings, over the domain's `student_settings`
+    # the student's settings, over the domain's `student_settings`
+    settings: dict[str, Any] = Field(default_factory=dict)
     config: TeachingConfig = Field(default_factory=TeachingConfig)
     initial_allocation: int = 0                                # SKILL-TREE: allocation of the first subskills
 
@@ -45,38 +47,54 @@ class Preset(BaseModel):
 
 # %% ../../nbs/37_teaching.presets.ipynb #f13f3799
 _TINY_LM = dict(hidden_size=32, layers=1, heads=2, intermediate_size=64, batch_size=32, warmup_steps=5)
-_TINY = TeachingConfig(iterations=2, budget=40, seed_per_subskill=30, val_per_subskill=10, test_per_subskill=10,
+
+_TINY = TeachingConfig(iterations=2, budget=40, seed_per_subskill=30, val_per_subskill=10,
+                       test_per_subskill=10,
                        seed_fit={'steps': 30}, fit={'steps': 20})
+
 _SMALL_LM = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch_size=32, lr=3e-3)
+
 _EMBEDDED = dict(iterations=3, from_base=False, replay=1.0)
 
+# %% ../../nbs/37_teaching.presets.ipynb #57aa9adf
 PRESETS: dict[str, Preset] = {
     'math/embedded': Preset(
         subskills=['add_2digit', 'sub_2digit', 'mul_2x2digit', 'frac_add'],
         settings=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
-        config=TeachingConfig(**{**_EMBEDDED, 'replay': 0.5}, budget=1000, val_per_subskill=50, test_per_subskill=100,
-                              seed_per_subskill={'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
+        config=TeachingConfig(**{**_EMBEDDED, 'replay': 0.5}, budget=1000, val_per_subskill=50,
+                              test_per_subskill=100,
+                              seed_per_subskill={'add_2digit': 3000, 'sub_2digit': 3000,
+                                                 'mul_2x2digit': 0, 'frac_add': 0},
                               seed_fit={'steps': 800}, fit={'steps': 600})),
-    'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY, initial_allocation=5),
+    'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY,
+                        initial_allocation=5),
     'tools/embedded': Preset(
         domain='tools', settings=_SMALL_LM,
         config=TeachingConfig(**_EMBEDDED, budget=120, val_per_subskill=25, test_per_subskill=30,
                               seed_per_subskill={s: 5 if '+' in s else 150 for s in ToolDomain().subskills},
                               seed_fit={'steps': 600}, fit={'steps': 200, 'warmup_steps': 20})),
-    'tools/tiny': Preset(domain='tools', subskills=['capital', 'capital+upper', 'population+mul'], settings=_TINY_LM,
+    'tools/tiny': Preset(domain='tools', subskills=['capital', 'capital+upper', 'population+mul'],
+                         settings=_TINY_LM,
                          config=_TINY, initial_allocation=5),
     'code/embedded': Preset(
-        domain='code', subskills=['str_transform', 'list_map', 'formulas', 'compare', 'accumulate', 'sorting'], settings=_SMALL_LM,
-        config=TeachingConfig(**{**_EMBEDDED, 'replay': None}, budget=200, val_per_subskill=15, test_per_subskill=20,
-                              seed_per_subskill=150, seed_fit={'steps': 600}, fit={'steps': 150, 'warmup_steps': 20, 'lr': 1e-3})),
+        domain='code', subskills=['str_transform', 'list_map', 'formulas', 'compare',
+                                  'accumulate', 'sorting'], settings=_SMALL_LM,
+        config=TeachingConfig(**{**_EMBEDDED, 'replay': None}, budget=200, val_per_subskill=15,
+                              test_per_subskill=20,
+                              seed_per_subskill=150, seed_fit={'steps': 600},
+                              fit={'steps': 150, 'warmup_steps': 20, 'lr': 1e-3})),
     'code/tiny': Preset(domain='code', subskills=['str_transform', 'list_map', 'formulas'], settings=_TINY_LM,
-                        config=_TINY.model_copy(update={'val_per_subskill': 4, 'test_per_subskill': 4}), initial_allocation=5),
+                        config=_TINY.model_copy(update={'val_per_subskill': 4, 'test_per_subskill': 4}),
+                        initial_allocation=5),
     'vqa/embedded': Preset(
-        domain='vqa', subskills=['color', 'shape', 'size', 'material', 'count_all'], student='vqa', settings={'network': 'objects'},
-        config=TeachingConfig(**_EMBEDDED, budget=800, val_per_subskill=40, test_per_subskill=100, seed_per_subskill=50,
+        domain='vqa', subskills=['color', 'shape', 'size', 'material', 'count_all'], student='vqa',
+                           settings={'network': 'objects'},
+        config=TeachingConfig(**_EMBEDDED, budget=800, val_per_subskill=40, test_per_subskill=100,
+                              seed_per_subskill=50,
                               seed_fit={'steps': 300}, fit={'steps': 300, 'warmup_steps': 20})),
     'vqa/tiny': Preset(domain='vqa', subskills=['color', 'count_all', 'left_right'], student='vqa',
-                       settings=dict(channels=(8, 16, 16), word_dim=16, question_dim=32, hidden=32, batch_size=32, warmup_steps=5),
+                       settings=dict(channels=(8, 16, 16), word_dim=16, question_dim=32, hidden=32,
+                                     batch_size=32, warmup_steps=5),
                        config=_TINY, initial_allocation=5),
 }
 
@@ -88,7 +106,8 @@ def preset_name(preset: str, domain: str | None = None) -> str:
         raise ValueError(f'Unknown domain {domain!r}; valid domain names: {", ".join(registered("domain"))}')
     valid = [k for k in registered('preset') if lookup('preset', k).domain == domain]
     name = preset if '/' in preset else f'{domain}/{preset}'
-    if name not in valid: raise ValueError(f'Unknown preset {preset!r} for the {domain} domain; valid presets: {", ".join(valid)}')
+    if name not in valid: raise ValueError(f'Unknown preset {preset!r} for the {domain} domain; valid '
+                                           f'presets: {", ".join(valid)}')
     return name
 
 # %% ../../nbs/37_teaching.presets.ipynb #de831351
@@ -104,7 +123,9 @@ def _preset(preset: str | Preset | None, domain: str | Domain | None) -> tuple[s
     else: key = preset if '/' in preset else preset_name(preset, domain.name)
     return key, lookup('preset', key)
 
-def _students(student: str | Callable[[int], Student] | None, p: Preset, domain: Domain) -> tuple[str, Callable[[int], Student]]:
+# %% ../../nbs/37_teaching.presets.ipynb #92f26fa5
+def _students(student: str | Callable[[int], Student] | None,
+              p: Preset, domain: Domain) -> tuple[str, Callable[[int], Student]]:
     "The student's label and factory: the preset's, a registered name (with the domain's settings), or a function seed → student."
     if callable(student): return _label(student), student
     if student is None or student == p.student: return p.student, p.make_student(domain)
@@ -116,19 +137,23 @@ def _part(kind: str, given: Any, default: str, domain: Domain, llm: LLM | None) 
     return _label(spec), make(f'{kind}:{spec}', domain=domain, llm=llm) if isinstance(spec, str) else spec
 
 # %% ../../nbs/37_teaching.presets.ipynb #539cf23e
-_SETUP = ('preset', 'domain', 'student', 'engine', 'proposer', 'discoverer', 'llm', 'reward', 'seed_cache', 'initial_allocation')
+_SETUP = ('preset', 'domain', 'student', 'engine', 'proposer', 'discoverer', 'llm', 'reward', 'seed_cache',
+          'initial_allocation')
 
 def _config(name: str, base: TeachingConfig, overrides: dict[str, Any]) -> TeachingConfig:
     "The preset's config with `overrides`; an unknown field is an error listing the valid ones."
     if bad := sorted(set(overrides) - set(TeachingConfig.model_fields)):
-        raise ValueError(f'make({name!r}) got unknown settings {bad}; besides {", ".join(_SETUP)} it takes the TeachingConfig '
+        raise ValueError(f'make({name!r}) got unknown settings {bad}; besides {", ".join(_SETUP)} it takes '
+                         f'the TeachingConfig '
                          f'fields: {", ".join(TeachingConfig.model_fields)}')
     return TeachingConfig.model_validate({**base.model_dump(), **overrides})
 
+# %% ../../nbs/37_teaching.presets.ipynb #a53a0bea
 def make_env(name: str, *, preset: str | Preset | None = None, domain: str | Domain | None = None,
              student: str | Callable[[int], Student] | None = None, engine: Any = None, proposer: Any = None,
              discoverer: Any = None, llm: LLM | None = None, reward: Rubric | None = None,
-             seed_cache: str | Path | None = None, initial_allocation: int | None = None, **overrides) -> TeachingEnv:
+             seed_cache: str | Path | None = None,
+             initial_allocation: int | None = None, **overrides) -> TeachingEnv:
     "The environment `name` from a preset, any part given by registered name or as an object; `overrides` are `TeachingConfig` fields."
     cls = lookup('env', name)
     key, p = _preset(preset, domain)
@@ -136,22 +161,28 @@ def make_env(name: str, *, preset: str | Preset | None = None, domain: str | Dom
     dom = p.make_domain() if domain is None or isinstance(domain, str) else domain
     who, students = _students(student, p, dom)
     parts = {kind: _part(kind, given, 'llm' if llm else default, dom, llm) for kind, given, default in
-             (('engine', engine, 'procedural'), ('proposer', proposer, 'taxonomy'), ('discoverer', discoverer, 'oracle'))}
-    env = cls(dom, students, parts['engine'][1], config, discoverer=parts['discoverer'][1], proposer=parts['proposer'][1],
+             (('engine', engine, 'procedural'), ('proposer', proposer, 'taxonomy'),
+              ('discoverer', discoverer, 'oracle'))}
+    env = cls(dom, students, parts['engine'][1], config, discoverer=parts['discoverer'][1],
+              proposer=parts['proposer'][1],
               initial_allocation=p.initial_allocation if initial_allocation is None else initial_allocation,
               reward=reward, seed_cache=seed_cache)
     env.spec = {'preset': key, 'student': who, **{k: label for k, (label, _) in parts.items()},
-                'llm': {'model': llm.config.model, **llm.config.sampling()} if llm else None, 'overrides': overrides}
+                'llm': {'model': llm.config.model, **llm.config.sampling()} if llm else None,
+                'overrides': overrides}
     return env
 
 # %% ../../nbs/37_teaching.presets.ipynb #9cb6a933
 def teaching_setup(env: str, policy: str = 'with-state', preset: str = 'embedded', domain: str = 'math', *,
-                   iterations: int | None = None, llm: LLM | None = None, **parts) -> tuple[TeachingEnv, Policy]:
+                   iterations: int | None = None,
+                   llm: LLM | None = None, **parts) -> tuple[TeachingEnv, Policy]:
     "An environment from `domain`'s `preset` (`registry.make`) and the registered `policy` of that environment."
-    e = make(env, preset=preset, domain=domain, llm=llm, **parts, **({} if iterations is None else {'iterations': iterations}))
+    e = make(env, preset=preset, domain=domain, llm=llm, **parts,
+             **({} if iterations is None else {'iterations': iterations}))
     return e, make(f'policy:{env}/{policy}', domain=e.domain, llm=llm)
 
-def llm_setup(env: str, llm: LLM, policy: str = 'llm', preset: str = 'tiny', *, domain: str = 'math', discover: bool = True,
+def llm_setup(env: str, llm: LLM, policy: str = 'llm', preset: str = 'tiny', *, domain: str = 'math',
+              discover: bool = True,
               checkpoint_dir: str | Path | None = None, **kwargs) -> tuple[TeachingEnv, Policy]:
     "`teaching_setup` with the LLM engine, proposer and (`discover`) skill discovery checkpointed in `checkpoint_dir`; the LLM policy by default."
     discoverer = LLMDiscoverer(llm, checkpoint_dir=checkpoint_dir) if discover else 'oracle'

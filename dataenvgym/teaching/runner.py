@@ -26,7 +26,8 @@ __all__ = ['save_iteration', 'restore_iteration', 'IterationLog', 'EpisodeResult
            'summary_table', 'plot_episode']
 
 # %% ../../nbs/35_teaching.runner.ipynb #fd91269b
-def save_iteration(env: TeachingEnv, obs: TeachingObservation, action: BaseModel | None, path: str | Path) -> Path:
+def save_iteration(env: TeachingEnv, obs: TeachingObservation,
+                   action: BaseModel | None, path: str | Path) -> Path:
     "Write the environment's episode so far to the folder `path`, atomically."
     path = Path(path)
     tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
@@ -35,13 +36,15 @@ def save_iteration(env: TeachingEnv, obs: TeachingObservation, action: BaseModel
     (tmp / 'observation.json').write_text(obs.model_dump_json(indent=1))
     (tmp / 'report.json').write_text(env.report.model_dump_json())
     if action is not None: (tmp / 'action.json').write_text(action.model_dump_json(indent=1))
-    # the domain's assets (VQA images) go to one folder beside the iterations, before the rename; rows point at them
+    # the domain's assets (VQA images) go to one folder beside the iterations, before the rename; rows point
+    # at them
     write_jsonl(env.domain.save_assets(env.data, path.parent, path), tmp / 'data.jsonl')
     with quiet_transformers(): env.student.save(tmp / 'student')
     if path.exists(): shutil.rmtree(path)
     tmp.rename(path)
     return path
 
+# %% ../../nbs/35_teaching.runner.ipynb #c885d55c
 def restore_iteration(env: TeachingEnv, path: str | Path) -> TeachingObservation:
     "Put `env` back in the state saved at `path`; returns the observation it had then."
     path = Path(path)
@@ -64,6 +67,7 @@ class IterationLog(BaseModel):
     rejected: dict[str, int] = Field(default_factory=dict)
     seconds: float = 0.0
 
+# %% ../../nbs/35_teaching.runner.ipynb #2bdf07ec
 class EpisodeResult(BaseModel):
     "What an episode achieved."
     env: str
@@ -79,7 +83,8 @@ class EpisodeResult(BaseModel):
     skill_history: list[dict[str, float]]
     out_dir: str
     usage: list[Usage] = Field(default_factory=list)    # LLM calls and tokens per module and iteration
-    last_iteration: int = 0                             # the last iteration, tested too (a result written before: 0, None)
+    # the last iteration, tested too (a result written before: 0, None)
+    last_iteration: int = 0
     test_accuracy_last: float | None = None
     test_per_skill_last: dict[str, float] = Field(default_factory=dict)
 
@@ -87,8 +92,11 @@ class EpisodeResult(BaseModel):
     def test_gain(self) -> float: return self.test_accuracy_best - self.test_accuracy_initial
     @property
     def test_gain_last(self) -> float | None:
-        return None if self.test_accuracy_last is None else self.test_accuracy_last - self.test_accuracy_initial
+        return (
+            None if self.test_accuracy_last is None else self.test_accuracy_last - self.test_accuracy_initial
+        )
 
+# %% ../../nbs/35_teaching.runner.ipynb #a5eb4c89
 def _iteration_dirs(out: Path) -> list[Path]:
     return sorted((p for p in out.glob('iteration_*') if p.is_dir() and (p / 'state.json').exists()),
                   key=lambda p: int(p.name.split('_')[1]))
@@ -99,26 +107,39 @@ def _log(obs: TeachingObservation, seconds: float) -> IterationLog:
                         added=obs.added, rejected=obs.rejected, seconds=round(seconds, 2))
 
 # %% ../../nbs/35_teaching.runner.ipynb #73d6d35d
-def run_episode(env: TeachingEnv, policy: Callable[[TeachingObservation], BaseModel], out_dir: str | Path, seed: int = 0,
-                *, record: dict[str, Any] | None = None, progress: bool = True,
-                on_iteration: Callable[[IterationLog], None] | None = None, stop_after: int | None = None,
-                meter: Meter | None = None, prices: dict[str, tuple[float, float]] | None = None) -> EpisodeResult | None:
+def run_episode(
+    env: TeachingEnv,
+    policy: Callable[[TeachingObservation], BaseModel],
+    out_dir: str | Path,
+    seed: int = 0,
+    *,
+    record: dict[str, Any] | None = None,
+    progress: bool = True,
+    on_iteration: Callable[[IterationLog], None] | None = None,
+    stop_after: int | None = None,
+    meter: Meter | None = None,
+    prices: dict[str, tuple[float, float]] | None = None
+) -> EpisodeResult | None:
     "Run (or continue) a teaching episode, saving each iteration under `out_dir`; `stop_after` k iterations returns None."
     meter = meter or Meter()     # the LLM modules' meter, if any: its iteration follows the episode's
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     meta = {'env': env.name, 'policy': getattr(policy, 'name', type(policy).__name__), 'seed': seed,
-            'config': env.config.model_dump(), 'domain': env.domain.name, **({'setup': env.spec} if env.spec else {}),
+            'config': env.config.model_dump(), 'domain': env.domain.name,
+            **({'setup': env.spec} if env.spec else {}),
             **(record or {})}
     if (out / 'run.json').exists():
         old = json.loads((out / 'run.json').read_text())
         if {k: old.get(k) for k in meta} != json.loads(json.dumps(meta)):
-            raise ValueError(f'{out} holds a different run ({old.get("env")}, {old.get("policy")}, seed {old.get("seed")}); use another folder')
-    else: (out / 'run.json').write_text(json.dumps({**meta, 'dataenvgym_version': dataenvgym.__version__}, indent=1))
+            raise ValueError(f'{out} holds a different run ({old.get("env")}, {old.get("policy")}, seed '
+                             f'{old.get("seed")}); use another folder')
+    else: (out / 'run.json').write_text(json.dumps({**meta,
+                                                    'dataenvgym_version': dataenvgym.__version__}, indent=1))
     done = _iteration_dirs(out)
     logs = [IterationLog.model_validate_json((p / 'log.json').read_text()) for p in done]
     if done:
         obs = restore_iteration(env, done[-1])
-        if (done[-1] / 'usage.jsonl').exists(): meter.rows = Meter(read_jsonl(done[-1] / 'usage.jsonl', Usage)).rows
+        if (done[-1] / 'usage.jsonl').exists():
+            meter.rows = Meter(read_jsonl(done[-1] / 'usage.jsonl', Usage)).rows
     else:
         t0 = time.perf_counter()
         meter.iteration = 0
@@ -134,13 +155,15 @@ def run_episode(env: TeachingEnv, policy: Callable[[TeachingObservation], BaseMo
             meter.iteration = obs.iteration + 1
             action = policy(obs)
             obs = env.step(action)
-            if obs.error: raise RuntimeError(f'{meta["policy"]} sent an invalid action at iteration {obs.iteration}: {obs.error}')
+            if obs.error: raise RuntimeError(f'{meta["policy"]} sent an invalid action at iteration '
+                                             f'{obs.iteration}: {obs.error}')
             logs.append(_log(obs, time.perf_counter() - t0))
             _save(env, obs, action, logs[-1], out, meter)
             if on_iteration: on_iteration(logs[-1])
             bar.update(1)
     return finish(env, out, logs, meta, meter.usage(), prices)
 
+# %% ../../nbs/35_teaching.runner.ipynb #fb4c3a09
 def _save(env, obs, action, log: IterationLog, out: Path, meter: Meter) -> None:
     path = save_iteration(env, obs, action, out / f'iteration_{obs.iteration}')
     (path / 'log.json').write_text(log.model_dump_json())
@@ -165,10 +188,12 @@ def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, us
     initial, last = test(0), len(history) - 1
     best_report = initial if best == 0 else test(best)
     last_report = {0: initial, best: best_report}.get(last) or test(last)
-    result = EpisodeResult(env=meta['env'], policy=meta['policy'], seed=meta['seed'], iterations=logs, best_iteration=best,
+    result = EpisodeResult(env=meta['env'], policy=meta['policy'], seed=meta['seed'], iterations=logs,
+                           best_iteration=best,
                            val_accuracy_best=history[best], test_accuracy_initial=initial.overall,
                            test_accuracy_best=best_report.overall, test_per_skill_initial=initial.per_skill,
-                           test_per_skill_best=best_report.per_skill, skill_history=env.state.skill_history, out_dir=str(out),
+                           test_per_skill_best=best_report.per_skill, skill_history=env.state.skill_history,
+                           out_dir=str(out),
                            usage=list(usage), last_iteration=last, test_accuracy_last=last_report.overall,
                            test_per_skill_last=last_report.per_skill)
     write_jsonl([result], out / 'result.jsonl')
@@ -183,39 +208,54 @@ def _points(gain: float) -> str: return f'{100 * gain:+.1f} points'
 def result_lines(result: EpisodeResult) -> list[str]:
     "The test result in plain words: the start, the best iteration on validation (or that none beat the start), the last."
     start = f'Test accuracy at the start (iteration 0): {result.test_accuracy_initial:.1%}.'
-    if result.best_iteration == 0: best = 'No iteration beat the start on validation, so the best is the start itself.'
-    else: best = (f'Best on validation: iteration {result.best_iteration}, test {result.test_accuracy_best:.1%} '
-                  f'({_points(result.test_gain)}).')
-    if result.test_accuracy_last is None or result.last_iteration in (0, result.best_iteration): return [start, best]
+    if result.best_iteration == 0:
+        best = 'No iteration beat the start on validation, so the best is the start itself.'
+    else:
+        best = (
+            f'Best on validation: iteration {result.best_iteration}, test {result.test_accuracy_best:.1%} '
+            f'({_points(result.test_gain)}).'
+        )
+    if result.test_accuracy_last is None or result.last_iteration in (0, result.best_iteration):
+        return [start, best]
     return [start, best, f'Last iteration ({result.last_iteration}): test {result.test_accuracy_last:.1%} '
                          f'({_points(result.test_gain_last)}).']
 
+# %% ../../nbs/35_teaching.runner.ipynb #b1b97b0d
 def summary_table(result: EpisodeResult, prices: dict[str, tuple[float, float]] | None = None) -> str:
     "A markdown table of the episode: one row per iteration, the test result, and the LLM modules' tokens and cost if any."
-    rows = ['| iteration | data | val accuracy | gain (points) | rejected | seconds |', '|---:|---:|---:|---:|:---|---:|']
-    rows += [f'| {l.iteration}{" ★" if l.iteration == result.best_iteration else ""} | {l.n_data} | {l.val_accuracy:.1%} | '
-             f'{100 * l.gain:+.1f} | {", ".join(f"{k} {v}" for k, v in l.rejected.items()) or "—"} | {l.seconds:.0f} |'
+    rows = ['| iteration | data | val accuracy | gain (points) | rejected | seconds |',
+            '|---:|---:|---:|---:|:---|---:|']
+    rows += [f'| {l.iteration}{" ★" if l.iteration == result.best_iteration else ""} | {l.n_data} | '
+             f'{l.val_accuracy:.1%} | '
+             f'{100 * l.gain:+.1f} | {", ".join(f"{k} {v}" for k, v in l.rejected.items()) or "—"} | '
+             f'{l.seconds:.0f} |'
              for l in result.iterations]
     rows += ['', *result_lines(result)]
-    if result.usage: rows += ['', 'LLM calls, tokens and estimated cost per module:', '', usage_table(result.usage, prices)]
+    if result.usage: rows += ['', 'LLM calls, tokens and estimated cost per module:', '',
+                              usage_table(result.usage, prices)]
     return '\n'.join(rows)
 
+# %% ../../nbs/35_teaching.runner.ipynb #25e1ed8e
 @plot_style()
 def plot_episode(result: EpisodeResult) -> plt.Figure:
     "Validation accuracy per iteration with the test points, and a per-skill validation heatmap."
     fig, (ax, hm) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={'width_ratios': [1, 1.4]})
     its = [l.iteration for l in result.iterations]
     ax.plot(its, [l.val_accuracy for l in result.iterations], 'o-', label='validation')
-    ax.plot([0, result.best_iteration], [result.test_accuracy_initial, result.test_accuracy_best], 's--', label='test (iteration 0, best)')
-    ax.set(xlabel='iteration', ylabel='accuracy', title=f'{result.env} · {result.policy} · seed {result.seed}', xticks=its)
+    ax.plot([0, result.best_iteration], [result.test_accuracy_initial, result.test_accuracy_best], 's--',
+            label='test (iteration 0, best)')
+    ax.set(xlabel='iteration', ylabel='accuracy',
+           title=f'{result.env} · {result.policy} · seed {result.seed}', xticks=its)
     ax.legend(frameon=False)
     skills = sorted({s for h in result.skill_history for s in h})
     grid = [[h.get(s, float('nan')) for h in result.skill_history] for s in skills]
     im = hm.imshow(grid, vmin=0, vmax=1, cmap='viridis', aspect='auto')
-    hm.set(yticks=range(len(skills)), yticklabels=skills, xticks=range(len(result.skill_history)), xlabel='iteration',
+    hm.set(yticks=range(len(skills)), yticklabels=skills, xticks=range(len(result.skill_history)),
+           xlabel='iteration',
            title='validation accuracy per skill')
     for i, row in enumerate(grid):
-        for j, v in enumerate(row): hm.text(j, i, f'{v:.0%}', ha='center', va='center', color='w' if v < .6 else 'k', fontsize=8)
+        for j, v in enumerate(row): hm.text(j, i, f'{v:.0%}', ha='center', va='center', color='w'
+                                            if v < .6 else 'k', fontsize=8)
     fig.colorbar(im, ax=hm, fraction=.04)
     fig.tight_layout()
     return fig

@@ -22,20 +22,31 @@ __all__ = ['WIRE', 'MAX_ERROR', 'OpenEndedCommand', 'OpenEndedWireObservation', 
 class TeachingWireState(TeachingState, State):
     "`TeachingState` on OpenEnv's `State` (`episode_id`, `step_count` = the iteration)."
 
+# %% ../../nbs/39_teaching.serve.ipynb #3fbf254d
 def _wire(env: type[TeachingEnv]) -> tuple[type[Action], type[Observation]]:
     "The wire action and observation of `env`."
     name = env.action_type.__name__.removesuffix('Action')
-    action = type(f'{name}Command', (env.action_type, Action), {'__doc__': f'The wire form of `{env.action_type.__name__}`.',
-                                                                'model_config': ConfigDict(extra='forbid', strict=True)})
+    action = type(
+        f'{name}Command',
+        (env.action_type, Action),
+        {
+            '__doc__': f'The wire form of `{env.action_type.__name__}`.',
+            'model_config': ConfigDict(extra='forbid', strict=True),
+        },
+    )
     obs = type(f'{name}WireObservation', (env.observation_type, Observation),
                {'__doc__': f'The wire form of `{env.observation_type.__name__}`.'})
     return action, obs
 
-WIRE: dict[str, tuple[type[Action], type[Observation]]] = {e.name: _wire(e) for e in (OpenEndedEnv, SkillListEnv, SkillTreeEnv)}
+# %% ../../nbs/39_teaching.serve.ipynb #285dec65
+WIRE: dict[str, tuple[type[Action], type[Observation]]] = {
+    e.name: _wire(e) for e in (OpenEndedEnv, SkillListEnv, SkillTreeEnv)
+}
 
 # %% ../../nbs/39_teaching.serve.ipynb #6f0efce5
 MAX_ERROR = 240      # characters of an error sent back: the message and at most 200 of the input
 
+# %% ../../nbs/39_teaching.serve.ipynb #767fa3fd
 class TeachingServerEnv(Environment):
     "A teaching environment behind OpenEnv's `Environment` interface; one instance (and student) per session."
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -48,7 +59,8 @@ class TeachingServerEnv(Environment):
 
     def _wire(self, obs) -> Observation:
         data = obs.model_dump()
-        if data.get('error') and len(data['error']) > MAX_ERROR: data['error'] = data['error'][:MAX_ERROR] + '…'
+        if data.get('error') and len(data['error']) > MAX_ERROR:
+            data['error'] = data['error'][:MAX_ERROR] + '…'
         return self.observation_cls(**data)
 
     def reset(self, seed: int = 0, episode_id: Optional[str] = None) -> Observation:
@@ -71,16 +83,31 @@ def make_server(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurr
                 idle_s: float = 600.0, settings: Optional[Settings] = None) -> SessionServer:
     "The session server of `TeachingServerEnv(kind, preset)` environments (`settings`, if given, say the rest)."
     if kind not in WIRE: raise ValueError(f'unknown teaching environment {kind!r}; valid: {", ".join(WIRE)}')
-    registry.lookup('preset', preset)                      # an unknown preset fails here, not in the first session
+    # an unknown preset fails here, not in the first session
+    registry.lookup('preset', preset)
     action, obs = WIRE[kind]
-    return SessionServer(lambda: TeachingServerEnv(kind, preset), action, obs, TeachingWireState,
-                         settings=settings or Settings(capacity=max_concurrent_envs, idle_s=idle_s), exclusive=True)
+    return SessionServer(
+        lambda: TeachingServerEnv(kind, preset),
+        action,
+        obs,
+        TeachingWireState,
+        settings=settings or Settings(capacity=max_concurrent_envs, idle_s=idle_s),
+        exclusive=True,
+    )
 
-def make_app(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4, idle_s: float = 600.0,
+# %% ../../nbs/39_teaching.serve.ipynb #d4f76307
+def make_app(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4,
+             idle_s: float = 600.0,
              settings: Optional[Settings] = None):
     "The FastAPI app serving `kind` teaching sessions from `preset`."
-    meta = EnvironmentMetadata(name=f'dataenvgym_{kind.replace("-", "_")}', version='0.1.0', description=(
-        f'Teach a student ({preset}): see its weaknesses, plan training data, get the validation gain as reward.'))
+    meta = EnvironmentMetadata(
+        name=f'dataenvgym_{kind.replace("-", "_")}',
+        version='0.1.0',
+        description=(
+            f'Teach a student ({preset}): see its weaknesses, plan training data, get the validation gain as'
+            ' reward.'
+        ),
+    )
     return serve_app(make_server(kind, preset, max_concurrent_envs, idle_s, settings), meta)
 
 # %% ../../nbs/39_teaching.serve.ipynb #1b032274

@@ -36,6 +36,7 @@ class SubskillNode(Record):
     data_ids: list[str] = Field(default_factory=list)
     accuracy: Accuracy | None = None
 
+# %% ../../nbs/30_teaching.skills.ipynb #264195ef
 class SkillNode(Record):
     "A skill: its subskills by name and its validation accuracy at each past iteration."
     name: str = Field(min_length=1)
@@ -54,6 +55,7 @@ def _check_new_names(names: Sequence[str], existing: Sequence[str], where: str) 
     taken = [n for n in names if n in existing]
     if taken: raise ValueError(f'{where} already has {", ".join(map(repr, taken))}')
 
+# %% ../../nbs/30_teaching.skills.ipynb #d5cf6d1a
 class SkillForest(Record):
     "Skills → subskills with data allocations: the state of the SKILL-TREE environment. Operations return a new forest."
     skills: dict[str, SkillNode] = Field(default_factory=dict)
@@ -67,8 +69,12 @@ class SkillForest(Record):
     def from_skills(cls, skills: Mapping[str, Sequence[str]], allocation: int = 0) -> SkillForest:
         "A forest with `skills` (skill → subskill names), every subskill at `allocation`."
         for skill, subs in skills.items(): _check_new_names(subs, [], f'skill {skill!r}')
-        return cls(skills={s: SkillNode(name=s, subskills={n: SubskillNode(name=n, allocation=allocation) for n in subs})
-                           for s, subs in skills.items()})
+        return cls(
+            skills={
+                s: SkillNode(name=s, subskills={n: SubskillNode(name=n, allocation=allocation) for n in subs})
+                for s, subs in skills.items()
+            }
+        )
 
     def subskills(self, skill: str) -> list[str]:
         "The names of `skill`'s subskills."
@@ -76,7 +82,8 @@ class SkillForest(Record):
 
     def allocations(self) -> dict[str, dict[str, int]]:
         "Skill → subskill → allocation."
-        return {s: {n: sub.allocation for n, sub in node.subskills.items()} for s, node in self.skills.items()}
+        return {s: {n: sub.allocation for n, sub in node.subskills.items()} for s,
+                node in self.skills.items()}
 
     @property
     def total_allocation(self) -> int:
@@ -90,6 +97,7 @@ def _edited(forest: SkillForest, edit: Callable[[dict], None]) -> SkillForest:
     edit(data['skills'])
     return SkillForest.model_validate(data)
 
+# %% ../../nbs/30_teaching.skills.ipynb #b49e3e15
 @patch
 def explore(self: SkillForest, skill: str, names: Sequence[str], allocation: int) -> SkillForest:
     "A new forest with subskills `names` added under `skill`, each at `allocation` examples per iteration."
@@ -98,7 +106,8 @@ def explore(self: SkillForest, skill: str, names: Sequence[str], allocation: int
     if allocation < 0: raise ValueError(f'allocation must be >= 0, got {allocation}')
     _check_new_names(names, existing, f'skill {skill!r}')
     def edit(skills: dict):
-        skills[skill]['subskills'] |= {n: SubskillNode(name=n, allocation=allocation).model_dump() for n in names}
+        skills[skill]['subskills'] |= {n: SubskillNode(name=n,
+                                                       allocation=allocation).model_dump() for n in names}
     return _edited(self, edit)
 
 # %% ../../nbs/30_teaching.skills.ipynb #2aceb68a
@@ -107,6 +116,7 @@ def _check_delta(where: str, delta: object) -> int:
         raise ValueError(f'delta for {where} must be an integer, got {delta!r}')
     return int(delta)
 
+# %% ../../nbs/30_teaching.skills.ipynb #44a025d4
 @patch
 def exploit(self: SkillForest, deltas: Mapping[str, Mapping[str, int]]) -> SkillForest:
     "A new forest with each named subskill's allocation changed by its delta, clamped at zero."
@@ -114,7 +124,8 @@ def exploit(self: SkillForest, deltas: Mapping[str, Mapping[str, int]]) -> Skill
     for skill, subs in deltas.items():
         valid = self.subskills(skill)
         for sub, delta in subs.items():
-            checked[skill, check_choice(sub, valid, f'{skill} subskill')] = _check_delta(f'{skill}/{sub}', delta)
+            checked[skill, check_choice(sub, valid,
+                                        f'{skill} subskill')] = _check_delta(f'{skill}/{sub}', delta)
     def edit(skills: dict):
         for (skill, sub), delta in checked.items():
             node = skills[skill]['subskills'][sub]
@@ -138,12 +149,14 @@ def with_accuracy(self: SkillForest, skill: str, subskill: str, accuracy: float)
     def edit(skills: dict): skills[skill]['subskills'][subskill]['accuracy'] = accuracy
     return _edited(self, edit)
 
+# %% ../../nbs/30_teaching.skills.ipynb #04d45729
 @patch
 def with_validation(self: SkillForest, per_skill: Mapping[str, float]) -> SkillForest:
     "A new forest with each skill's validation accuracy from `per_skill` appended to its history."
     missing, extra = set(self.skills) - set(per_skill), set(per_skill) - set(self.skills)
     if missing or extra:
-        raise ValueError(f'validation accuracies must cover exactly the forest skills ({", ".join(self.skills)}); '
+        raise ValueError(f'validation accuracies must cover exactly the forest skills '
+                         f'({", ".join(self.skills)}); '
                          f'missing: {sorted(missing)}, unknown: {sorted(extra)}')
     def edit(skills: dict):
         for skill, acc in per_skill.items(): skills[skill]['val_history'].append(acc)
@@ -157,20 +170,25 @@ def _val_trend(history: Sequence[float], last: int = 4) -> str:
     shown = ' → '.join(_pct(v).strip() for v in history[-last:])
     return 'val ' + ('… → ' if len(history) > last else '') + shown
 
+# %% ../../nbs/30_teaching.skills.ipynb #919e83a7
 @patch
 def tree(self: SkillForest) -> str:
     "The forest as a text tree: validation trend per skill; allocation, data and accuracy per subskill."
     if not self.skills: return '(empty forest)'
-    width = max([len(s) for s in self.skills] + [4 + len(n) for node in self.skills.values() for n in node.subskills])
+    width = max([len(s) for s in self.skills] + [4 + len(n) for node in self.skills.values()
+                                                 for n in node.subskills])
     lines = []
     for name, node in self.skills.items():
         lines.append(f'{name:<{width}}  {_val_trend(node.val_history)}'.rstrip())
         for i, sub in enumerate(node.subskills.values()):
             branch = '└── ' if i == len(node.subskills) - 1 else '├── '
-            lines.append(f'{branch + sub.name:<{width}}  alloc {sub.allocation:>4}   data {len(sub.data_ids):>4}   acc {_pct(sub.accuracy)}')
+            lines.append(f'{branch + sub.name:<{width}}  alloc {sub.allocation:>4}   data '
+                         f'{len(sub.data_ids):>4}   acc {_pct(sub.accuracy)}')
     return '\n'.join(lines)
 
 SkillForest.__str__ = SkillForest.tree
+
+# %% ../../nbs/30_teaching.skills.ipynb #dce34eae
 SkillForest._repr_markdown_ = lambda self: f'```\n{self.tree()}\n```'
 
 # %% ../../nbs/30_teaching.skills.ipynb #4599e51c
@@ -188,6 +206,7 @@ def from_json(cls: SkillForest, text: str) -> SkillForest:
     "The forest written by `to_json`."
     return cls.model_validate_json(text)
 
+# %% ../../nbs/30_teaching.skills.ipynb #8f66d919
 @patch
 def save(self: SkillForest, path: str | Path) -> Path:
     "Write the forest to `path` as JSON, atomically."
@@ -207,8 +226,10 @@ def load(cls: SkillForest, path: str | Path) -> SkillForest:
 @runtime_checkable
 class SubskillProposer(Protocol):
     "Names new subskills for a skill of a forest."
-    def propose(self, forest: SkillForest, skill: str, n: int) -> list[str]: "Up to `n` new subskill names for `skill`."
+    def propose(self, forest: SkillForest, skill: str, n: int) -> list[str]:
+        "Up to `n` new subskill names for `skill`."
 
+# %% ../../nbs/30_teaching.skills.ipynb #ad2960f4
 class TaxonomyProposer:
     "Proposes a domain's own subskills of a skill that the forest lacks, in taxonomy order."
     def __init__(self, domain: Domain): self.domain = domain
@@ -223,7 +244,11 @@ class TaxonomyProposer:
         "Up to `n` of the domain's subskills of `skill` not yet in `forest`."
         if n < 0: raise ValueError(f'n must be >= 0, got {n}')
         present = forest.subskills(skill)
-        return [s for s in self.domain.skills[check_choice(skill, self.domain.skills, 'skill')] if s not in present][:n]
+        return [
+            s
+            for s in self.domain.skills[check_choice(skill, self.domain.skills, 'skill')]
+            if s not in present
+        ][:n]
 
 # %% ../../nbs/30_teaching.skills.ipynb #5d6c3683
 class SkillMap(Record):
@@ -241,21 +266,25 @@ class SkillMap(Record):
         "The skill of each task, by the discoverer that made this map (a loaded map knows only its own tasks)."
         if self._predict is not None: return self._predict(tasks)
         unknown = [t.id for t in tasks if t.id not in self.assignments]
-        if unknown: raise ValueError(f'{len(unknown)} tasks (e.g. {unknown[0]!r}) were not discovered and this map has no '
+        if unknown: raise ValueError(f'{len(unknown)} tasks (e.g. {unknown[0]!r}) were not discovered and '
+                                     f'this map has no '
                                      'discoverer to assign them (it was loaded): run discover again')
         return [self.assignments[t.id] for t in tasks]
 
+# %% ../../nbs/30_teaching.skills.ipynb #a184232b
 @runtime_checkable
 class SkillDiscoverer(Protocol):
     "Finds skills in a set of (validation) tasks."
-    def discover(self, tasks: Sequence[Task]) -> SkillMap: "The skills of `tasks`, with every task assigned to one."
+    def discover(self, tasks: Sequence[Task]) -> SkillMap:
+        "The skills of `tasks`, with every task assigned to one."
 
 # %% ../../nbs/30_teaching.skills.ipynb #352d0b8b
 def _assignments(tasks: Sequence[Task], skills: Sequence[str]) -> dict[str, str]:
     "Task id → skill; a task id seen twice with two skills raises."
     out: dict[str, str] = {}
     for t, s in zip(tasks, skills, strict=True):
-        if out.setdefault(t.id, s) != s: raise ValueError(f'task {t.id} ({t.prompt!r}) is in two skills: {out[t.id]!r} and {s!r}')
+        if out.setdefault(t.id, s) != s: raise ValueError(f'task {t.id} ({t.prompt!r}) is in two skills: '
+                                                          f'{out[t.id]!r} and {s!r}')
     return out
 
 def _describe(tasks: Sequence[Task], skills: Sequence[str]) -> dict[str, str]:
@@ -283,7 +312,8 @@ class OracleDiscoverer:
             subs = skills.setdefault(t.skill, [])
             if t.subskill and t.subskill not in subs: subs.append(t.subskill)
         labels = [t.skill for t in tasks]
-        m = SkillMap(skills=skills, assignments=_assignments(tasks, labels), descriptions=_describe(tasks, labels))
+        m = SkillMap(skills=skills, assignments=_assignments(tasks, labels),
+                     descriptions=_describe(tasks, labels))
         m._predict = lambda new: [check_choice(t.skill, skills, 'skill') for t in new]
         return m
 
@@ -294,7 +324,8 @@ def mask_digits(prompt: str) -> str:
 
 def prompt_vectorizer():
     "scikit-learn's `TfidfVectorizer` over character 1–4-grams of digit-masked prompts."
-    # scikit-learn is imported here, not with the module: that costs seconds, and every `dataenvgym` command imports this module
+    # scikit-learn is imported here, not with the module: that costs seconds, and every `dataenvgym` command
+    # imports this module
     from sklearn.feature_extraction.text import TfidfVectorizer
     return TfidfVectorizer(analyzer='char_wb', ngram_range=(1, 4), preprocessor=mask_digits)
 
@@ -327,18 +358,22 @@ class ClusterDiscoverer:
         "`n_skills` clusters of `tasks`, each named `cluster_<i>` and described by its top terms."
         shapes = len({mask_digits(t.prompt) for t in tasks})
         if shapes < self.n_skills:
-            raise ValueError(f'{self!r} needs at least {self.n_skills} distinct prompt shapes (digits masked); '
+            raise ValueError(f'{self!r} needs at least {self.n_skills} distinct prompt shapes (digits '
+                             f'masked); '
                              f'the {len(tasks)} tasks given have {shapes}')
         from sklearn.cluster import KMeans
         vectorizer = prompt_vectorizer()
-        kmeans = KMeans(self.n_skills, n_init=10, random_state=self.seed).fit(vectorizer.fit_transform([t.prompt for t in tasks]))
+        kmeans = KMeans(self.n_skills, n_init=10,
+                        random_state=self.seed).fit(vectorizer.fit_transform([t.prompt for t in tasks]))
         names = [f'cluster_{i}' for i in range(self.n_skills)]
         labels = [names[k] for k in kmeans.labels_]
         terms = top_terms(kmeans.cluster_centers_, vectorizer.get_feature_names_out())
         described = _describe(tasks, labels)
         m = SkillMap(skills={n: [] for n in names}, assignments=_assignments(tasks, labels),
-                     descriptions={n: f'top terms {", ".join(map(repr, ts))}; {described.get(n, "0 tasks")}' for n, ts in zip(names, terms)})
-        m._predict = lambda new: [names[k] for k in kmeans.predict(vectorizer.transform([t.prompt for t in new]))]
+                     descriptions={n: f'top terms {", ".join(map(repr, ts))}; {described.get(n, "0 tasks")}'
+                                   for n, ts in zip(names, terms)})
+        m._predict = lambda new: [names[k]
+                                  for k in kmeans.predict(vectorizer.transform([t.prompt for t in new]))]
         return m
 
 # %% ../../nbs/30_teaching.skills.ipynb #6a5bba03

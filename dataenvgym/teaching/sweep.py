@@ -38,15 +38,18 @@ def _seed_piece(piece: str) -> range:
         if lo > hi: raise ValueError(f'the seed range {piece!r} is empty: write ranges low-high, e.g. 0-9')
         return range(lo, hi + 1)
     if re.fullmatch(r'\d+', piece): return range(int(piece), int(piece) + 1)
-    raise ValueError(f'bad seed {piece[:40]!r}: seeds are whole numbers ≥ 0, ranges like 0-9, or lists like 0,3,7')
+    raise ValueError(f'bad seed {piece[:40]!r}: seeds are whole numbers ≥ 0, ranges like 0-9, or lists like '
+                     f'0,3,7')
 
+# %% ../../nbs/39_teaching.sweep.ipynb #a6d2a8a3
 def parse_seeds(seeds: str | int | Sequence[int | str]) -> list[int]:
     "The seeds `seeds` names (`3`, `'0-9'`, `'0-4,10'` or a list of those), sorted, each once."
     parts = [seeds] if isinstance(seeds, (str, int)) else list(seeds)
     out: set[int] = set()
     for part in parts:
         if isinstance(part, bool) or not isinstance(part, (int, str)):
-            raise ValueError(f'bad seed {part!r}: seeds are whole numbers ≥ 0, ranges like 0-9, or lists like 0,3,7')
+            raise ValueError(f'bad seed {part!r}: seeds are whole numbers ≥ 0, ranges like 0-9, or lists '
+                             f'like 0,3,7')
         if isinstance(part, int):
             if part < 0: raise ValueError(f'bad seed {part}: seeds are whole numbers ≥ 0')
             out.add(part)
@@ -59,15 +62,19 @@ def parse_seeds(seeds: str | int | Sequence[int | str]) -> list[int]:
 def _valid(kind: str, names: list[str], valid: list[str]) -> list[str]:
     "`names`, each once and each one of `valid`; else an error naming the valid ones."
     if not names: raise ValueError(f'a sweep needs at least one {kind}')
-    if dup := sorted({n for n in names if names.count(n) > 1}): raise ValueError(f'{kind} listed twice: {", ".join(dup)}')
+    if dup := sorted({n for n in names if names.count(n) > 1}):
+        raise ValueError(f'{kind} listed twice: {", ".join(dup)}')
     if bad := [n for n in names if n not in valid]:
-        raise ValueError(f'unknown {kind} {", ".join(map(repr, bad))}; valid {kind} names: {", ".join(valid)}')
+        raise ValueError(f'unknown {kind} {", ".join(map(repr, bad))}; valid {kind} names: '
+                         f'{", ".join(valid)}')
     return names
 
 def env_policies(env: str) -> list[str]:
     "The registered procedural policies of environment `env` (the LLM ones need an endpoint)."
-    return [k.split('/', 1)[1] for k in registered('policy') if k.startswith(f'{env}/') and not k.endswith('/llm')]
+    return [k.split('/', 1)[1] for k in registered('policy') if k.startswith(f'{env}/')
+            and not k.endswith('/llm')]
 
+# %% ../../nbs/39_teaching.sweep.ipynb #d2e8366c
 class Episode(NamedTuple):
     "One cell of the grid on one seed."
     preset: str
@@ -76,7 +83,8 @@ class Episode(NamedTuple):
     seed: int
 
     @property
-    def folder(self) -> str: return f'{self.preset.replace("/", "-")}/{self.env}/{self.policy}/seed{self.seed}'
+    def folder(self) -> str:
+        return f'{self.preset.replace("/", "-")}/{self.env}/{self.policy}/seed{self.seed}'
 
 # %% ../../nbs/39_teaching.sweep.ipynb #52f67179
 class SweepSpec(BaseModel):
@@ -84,7 +92,8 @@ class SweepSpec(BaseModel):
     model_config = ConfigDict(extra='forbid', frozen=True)
     presets: list[str] = ['math/embedded']                 # registered presets, `domain/name`
     envs: list[str] = ['skill-list']                       # registered environments
-    policies: list[str] = ['with-state', 'no-state']       # registered policies of every environment; the first is compared with each other
+    # registered policies of every environment; the first is compared with each other
+    policies: list[str] = ['with-state', 'no-state']
     seeds: list[int] = Field(default_factory=lambda: list(range(10)))
     iterations: int | None = Field(None, ge=1)             # None: each preset's own
 
@@ -108,24 +117,28 @@ class SweepSpec(BaseModel):
 
     def episodes(self) -> list[Episode]:
         "Every episode of the grid, seed by seed (so the first results already pair up)."
-        return [Episode(p, e, pol, s) for p in self.presets for s in self.seeds for e in self.envs for pol in self.policies]
+        return [Episode(p, e, pol, s) for p in self.presets for s in self.seeds for e in self.envs
+                for pol in self.policies]
 
 # %% ../../nbs/39_teaching.sweep.ipynb #f43db4a7
 def _readable(e: ValidationError) -> str:
     "A pydantic error as short lines: the field and what is wrong with it."
-    return '; '.join(f'{".".join(map(str, x["loc"])) or "sweep"}: {x["msg"].removeprefix("Value error, ")}' for x in e.errors())
+    return '; '.join(f'{".".join(map(str, x["loc"])) or "sweep"}: '
+                     f'{x["msg"].removeprefix("Value error, ")}' for x in e.errors())
 
 def make_spec(**fields) -> SweepSpec:
     "A `SweepSpec` from fields, with a one-line `ValueError` for anything wrong."
     try: return SweepSpec(**{k: v for k, v in fields.items() if v is not None})
     except ValidationError as e: raise ValueError(f'bad sweep: {_readable(e)}') from None
 
+# %% ../../nbs/39_teaching.sweep.ipynb #e694e3c1
 def load_spec(path: str | Path | None = None, **overrides) -> SweepSpec:
     "The sweep in the YAML or JSON file `path` (or the defaults), with `overrides` (None values ignored) over it."
     fields: dict[str, Any] = {}
     if path is not None:
         fields = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(fields, dict): raise ValueError(f'{path} must hold a mapping of sweep fields, not a {type(fields).__name__}')
+        if not isinstance(fields, dict): raise ValueError(f'{path} must hold a mapping of sweep fields, not '
+                                                          f'a {type(fields).__name__}')
     return make_spec(**{**fields, **{k: v for k, v in overrides.items() if v is not None}})
 
 # %% ../../nbs/39_teaching.sweep.ipynb #7ae4f11b
@@ -143,33 +156,50 @@ def _ray_node() -> str | None:
     except ImportError: return None
     return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
 
+# %% ../../nbs/39_teaching.sweep.ipynb #056bf41f
 def setup(ep: Episode, out: str | Path, iterations: int | None = None):
     "The environment and policy of `ep` from the registry (as `teaching_setup` builds them), with the sweep's seed-student cache."
-    env = make(ep.env, preset=ep.preset, seed_cache=Path(out) / 'seed-students', **({} if iterations is None else {'iterations': iterations}))
+    env = make(ep.env, preset=ep.preset, seed_cache=Path(out) / 'seed-students',
+               **({} if iterations is None else {'iterations': iterations}))
     return env, make(f'policy:{ep.env}/{ep.policy}', domain=env.domain, llm=None)
 
 def _finished(folder: Path, env) -> bool:
     "Whether `folder` holds a finished episode of this environment's settings."
     if not (folder / 'result.jsonl').exists(): return False
     meta = json.loads((folder / 'run.json').read_text())
-    return meta.get('config') == json.loads(env.config.model_dump_json()) and meta.get('setup') == json.loads(json.dumps(env.spec))
+    return meta.get('config') == json.loads(env.config.model_dump_json()) and meta.get('setup') == json.loads(
+        json.dumps(env.spec)
+    )
 
 # %% ../../nbs/39_teaching.sweep.ipynb #da53ec3f
 def row(ep: Episode, res: EpisodeResult, **extra) -> dict[str, Any]:
     "An episode's numbers (accuracies as fractions, gains in points) as one JSON-ready row."
     skills = sorted(res.test_per_skill_best)
-    return {**ep._asdict(), 'best_iteration': res.best_iteration,
-            'val_accuracy': [round(l.val_accuracy, 4) for l in res.iterations], 'val_accuracy_best': round(res.val_accuracy_best, 4),
-            'test_accuracy_initial': round(res.test_accuracy_initial, 4), 'test_accuracy_best': round(res.test_accuracy_best, 4),
-            'test_gain_points': round(100 * res.test_gain, 2), 'test_per_skill_best': res.test_per_skill_best,
-            'test_skill_gain_points': {s: round(100 * (res.test_per_skill_best[s] - res.test_per_skill_initial.get(s, 0.0)), 2) for s in skills},
-            'data': res.iterations[-1].n_data, 'seconds': round(sum(l.seconds for l in res.iterations), 1), **extra}
+    return {
+        **ep._asdict(),
+        'best_iteration': res.best_iteration,
+        'val_accuracy': [round(l.val_accuracy, 4) for l in res.iterations],
+        'val_accuracy_best': round(res.val_accuracy_best, 4),
+        'test_accuracy_initial': round(res.test_accuracy_initial, 4),
+        'test_accuracy_best': round(res.test_accuracy_best, 4),
+        'test_gain_points': round(100 * res.test_gain, 2),
+        'test_per_skill_best': res.test_per_skill_best,
+        'test_skill_gain_points': {
+            s: round(100 * (res.test_per_skill_best[s] - res.test_per_skill_initial.get(s, 0.0)), 2)
+            for s in skills
+        },
+        'data': res.iterations[-1].n_data,
+        'seconds': round(sum(l.seconds for l in res.iterations), 1),
+        **extra,
+    }
 
+# %% ../../nbs/39_teaching.sweep.ipynb #ad4931ae
 def run_one(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> dict[str, Any]:
     "Run, resume or read back the episode `ep` of the sweep in `out`; its row (`ran`: whether anything ran now)."
     env, policy = setup(ep, out, iterations)
     folder = Path(out) / ep.folder
-    if _finished(folder, env): return row(ep, read_jsonl(folder / 'result.jsonl', EpisodeResult)[0], ran=False, node=None)
+    if _finished(folder, env): return row(ep, read_jsonl(folder / 'result.jsonl', EpisodeResult)[0],
+                                          ran=False, node=None)
     with torch_threads(threads): res = run_episode(env, policy, folder, ep.seed, progress=False)
     return row(ep, res, ran=True, node=_ray_node())
 
@@ -181,32 +211,67 @@ def warm_seed_student(ep: Episode, out: str | Path, iterations: int | None = Non
 # %% ../../nbs/39_teaching.sweep.ipynb #98d6bbca
 def _key(r: dict) -> tuple: return r['preset'], r['env']
 
+# %% ../../nbs/39_teaching.sweep.ipynb #3962187c
 def _cell(rows: list[dict]) -> dict[str, Any]:
     gains = [r['test_gain_points'] for r in rows]
     skills = sorted({s for r in rows for s in r['test_skill_gain_points']})
-    return {'preset': rows[0]['preset'], 'env': rows[0]['env'], 'policy': rows[0]['policy'], 'n': len(rows),
-            'seeds': [r['seed'] for r in rows], 'mean_gain': round(float(np.mean(gains)), 2), 'ci': bootstrap_ci(gains),
-            'mean_initial': round(100 * float(np.mean([r['test_accuracy_initial'] for r in rows])), 2),
-            'mean_final': round(100 * float(np.mean([r['test_accuracy_best'] for r in rows])), 2),
-            'skill_gain': {s: round(float(np.mean([r['test_skill_gain_points'].get(s, 0.0) for r in rows])), 2) for s in skills}}
+    return {
+        'preset': rows[0]['preset'],
+        'env': rows[0]['env'],
+        'policy': rows[0]['policy'],
+        'n': len(rows),
+        'seeds': [r['seed'] for r in rows],
+        'mean_gain': round(float(np.mean(gains)), 2),
+        'ci': bootstrap_ci(gains),
+        'mean_initial': round(100 * float(np.mean([r['test_accuracy_initial'] for r in rows])), 2),
+        'mean_final': round(100 * float(np.mean([r['test_accuracy_best'] for r in rows])), 2),
+        'skill_gain': {
+            s: round(float(np.mean([r['test_skill_gain_points'].get(s, 0.0) for r in rows])), 2)
+            for s in skills
+        },
+    }
 
+# %% ../../nbs/39_teaching.sweep.ipynb #180091ae
 def _pair(a: list[dict], b: list[dict]) -> dict[str, Any] | None:
     both = pair_by_seed(a, b)
     if not both: return None
     diffs = [x['test_gain_points'] - y['test_gain_points'] for x, y in both]
     skills = sorted({s for x, _ in both for s in x['test_skill_gain_points']})
-    return {'preset': a[0]['preset'], 'env': a[0]['env'], 'a': a[0]['policy'], 'b': b[0]['policy'], 'n': len(both),
-            'seeds': [x['seed'] for x, _ in both], 'mean_diff': round(float(np.mean(diffs)), 2), 'ci': bootstrap_ci(diffs),
-            'win_rate': win_rate(diffs), 'diffs': [round(d, 2) for d in diffs],
-            'skill_diff': {s: round(float(np.mean([x['test_skill_gain_points'].get(s, 0.0) - y['test_skill_gain_points'].get(s, 0.0)
-                                                   for x, y in both])), 2) for s in skills}}
+    return {
+        'preset': a[0]['preset'],
+        'env': a[0]['env'],
+        'a': a[0]['policy'],
+        'b': b[0]['policy'],
+        'n': len(both),
+        'seeds': [x['seed'] for x, _ in both],
+        'mean_diff': round(float(np.mean(diffs)), 2),
+        'ci': bootstrap_ci(diffs),
+        'win_rate': win_rate(diffs),
+        'diffs': [round(d, 2) for d in diffs],
+        'skill_diff': {
+            s: round(
+                float(
+                    np.mean(
+                        [
+                            x['test_skill_gain_points'].get(s, 0.0) - y['test_skill_gain_points'].get(s, 0.0)
+                            for x, y in both
+                        ]
+                    )
+                ),
+                2,
+            )
+            for s in skills
+        },
+    }
 
+# %% ../../nbs/39_teaching.sweep.ipynb #12912721
 def summarize(rows: list[dict], policies: Sequence[str] | None = None) -> tuple[list[dict], list[dict]]:
     "Per-cell summaries and paired differences of `rows`; pairs in the order of `policies` (default: as they appear)."
     order = list(policies or dict.fromkeys(r['policy'] for r in rows))
     cells, pairs = [], []
     for key in dict.fromkeys(map(_key, rows)):
-        groups = {p: sorted((r for r in rows if _key(r) == key and r['policy'] == p), key=lambda r: r['seed']) for p in order}
+        groups = {p: sorted((r for r in rows if _key(r) == key and r['policy'] == p),
+                            key=lambda r: r['seed']) for p in order}
         groups = {p: g for p, g in groups.items() if g}
         cells += [_cell(g) for g in groups.values()]
         pairs += [pr for a, b in combinations(groups, 2) if (pr := _pair(groups[a], groups[b]))]
@@ -226,29 +291,38 @@ class SweepResult(BaseModel):
 
     def cell(self, policy: str, env: str | None = None, preset: str | None = None) -> dict[str, Any]:
         "The summary of one cell (the only environment or preset where the sweep has one)."
-        found = [c for c in self.cells if c['policy'] == policy and env in (None, c['env']) and preset in (None, c['preset'])]
-        if len(found) != 1: raise KeyError(f'{len(found)} cells match policy={policy!r}, env={env!r}, preset={preset!r}')
+        found = [c for c in self.cells if c['policy'] == policy and env in (None, c['env'])
+                 and preset in (None, c['preset'])]
+        if len(found) != 1: raise KeyError(f'{len(found)} cells match policy={policy!r}, env={env!r}, '
+                                           f'preset={preset!r}')
         return found[0]
 
     def pair(self, a: str, b: str, env: str | None = None, preset: str | None = None) -> dict[str, Any]:
         "The paired difference `a` − `b` in one environment and preset."
-        found = [p for p in self.pairs if (p['a'], p['b']) == (a, b) and env in (None, p['env']) and preset in (None, p['preset'])]
-        if len(found) != 1: raise KeyError(f'{len(found)} pairs match {a} − {b}, env={env!r}, preset={preset!r}')
+        found = [p for p in self.pairs if (p['a'], p['b']) == (a, b) and env in (None, p['env'])
+                 and preset in (None, p['preset'])]
+        if len(found) != 1: raise KeyError(f'{len(found)} pairs match {a} − {b}, env={env!r}, '
+                                           f'preset={preset!r}')
         return found[0]
 
 # %% ../../nbs/39_teaching.sweep.ipynb #0234184f
 def _ci(ci) -> str: return '—' if ci is None else f'[{ci[0]:+.1f}, {ci[1]:+.1f}]'
 
+# %% ../../nbs/39_teaching.sweep.ipynb #b93e5578
 def sweep_table(result: SweepResult) -> str:
     "The cells and the paired differences as markdown tables."
-    lines = ['| preset | environment | policy | seeds | test gain (points) | 95% CI | test accuracy: start → end |',
+    lines = ['| preset | environment | policy | seeds | test gain (points) | 95% CI | test accuracy: start '
+             '→ end |',
              '|---|---|---|---:|---:|---:|---:|']
-    lines += [f'| {c["preset"]} | {c["env"]} | {c["policy"]} | {c["n"]} | {c["mean_gain"]:+.1f} | {_ci(c["ci"])} | '
+    lines += [f'| {c["preset"]} | {c["env"]} | {c["policy"]} | {c["n"]} | {c["mean_gain"]:+.1f} | '
+              f'{_ci(c["ci"])} | '
               f'{c["mean_initial"]:.1f}% → {c["mean_final"]:.1f}% |' for c in result.cells]
     if result.pairs:
-        lines += ['', '| preset | environment | paired difference | seeds | mean (points) | 95% CI | first wins |',
+        lines += ['', '| preset | environment | paired difference | seeds | mean (points) | 95% CI | first '
+                  'wins |',
                   '|---|---|---|---:|---:|---:|---:|']
-        lines += [f'| {p["preset"]} | {p["env"]} | {p["a"]} − {p["b"]} | {p["n"]} | {p["mean_diff"]:+.1f} | {_ci(p["ci"])} | '
+        lines += [f'| {p["preset"]} | {p["env"]} | {p["a"]} − {p["b"]} | {p["n"]} | {p["mean_diff"]:+.1f} | '
+                  f'{_ci(p["ci"])} | '
                   f'{p["win_rate"]:.0%} |' for p in result.pairs]
     return '\n'.join(lines)
 
@@ -262,12 +336,14 @@ def plot_sweep(result: SweepResult) -> plt.Figure:
     for ax, key in zip(axes[0], keys):
         rows = [r for r in result.rows if _key(r) == key]
         for seed in result.spec.seeds:
-            ys = [next((r['test_gain_points'] for r in rows if r['seed'] == seed and r['policy'] == p), np.nan) for p in pols]
+            ys = [next((r['test_gain_points'] for r in rows
+                        if r['seed'] == seed and r['policy'] == p), np.nan) for p in pols]
             ax.plot(range(len(pols)), ys, '-o', color='0.6', alpha=.5, lw=1, ms=3)
         for i, p in enumerate(pols):
             c = next(c for c in result.cells if (c['preset'], c['env'], c['policy']) == (*key, p))
             lo, hi = c['ci'] or (c['mean_gain'],) * 2
-            ax.errorbar(i + .12, c['mean_gain'], yerr=[[c['mean_gain'] - lo], [hi - c['mean_gain']]], fmt='D', color='C0', capsize=4)
+            ax.errorbar(i + .12, c['mean_gain'], yerr=[[c['mean_gain'] - lo], [hi - c['mean_gain']]], fmt='D',
+                        color='C0', capsize=4)
         first = next((p for p in result.pairs if _key(p) == key), None)
         title = f'{key[0]} · {key[1]}'
         if first: title += f'\n{first["a"]} − {first["b"]}: {first["mean_diff"]:+.1f} {_ci(first["ci"])}'
@@ -277,6 +353,7 @@ def plot_sweep(result: SweepResult) -> plt.Figure:
     fig.tight_layout()
     return fig
 
+# %% ../../nbs/39_teaching.sweep.ipynb #3e5896f3
 def save_sweep(result: SweepResult) -> Path:
     "Write `sweep.json`, `sweep.md` and `sweep.png` into the sweep's folder; returns the JSON's path."
     out = Path(result.out_dir)
@@ -288,8 +365,10 @@ def save_sweep(result: SweepResult) -> Path:
     return path
 
 # %% ../../nbs/39_teaching.sweep.ipynb #4ab04f90
-# The local runtime: on this machine only (loopback, not the host's address), no usage report, time to start on 2 busy cores
-LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0', 'RAY_agent_register_timeout_ms': '120000'}
+# The local runtime: on this machine only (loopback, not the host's address), no usage report, time to start
+# on 2 busy cores
+LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0',
+             'RAY_agent_register_timeout_ms': '120000'}
 
 def _import_ray():
     try: import ray
@@ -301,10 +380,13 @@ def _run_after(seed_student_ready: None, *args) -> dict:
     "`run_one(*args)`, as a Ray task that waits for its seed student's task."
     return run_one(*args)
 
+# %% ../../nbs/39_teaching.sweep.ipynb #6b667a01
 def _sequential(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int) -> Iterator[dict]:
     for ep in todo: yield run_one(ep, out, spec.iterations, cpus)
 
-def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: float, address: str | None) -> Iterator[dict]:
+# %% ../../nbs/39_teaching.sweep.ipynb #260cb0cf
+def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: float,
+            address: str | None) -> Iterator[dict]:
     ray = _import_ray()
     if not ray.is_initialized():
         if address is None: os.environ.update(LOCAL_RAY)
@@ -320,11 +402,13 @@ def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: fl
         yield ray.get(done[0])
 
 # %% ../../nbs/39_teaching.sweep.ipynb #15df3b11
-def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str = 'sequential', address: str | None = None,
+def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str = 'sequential',
+              address: str | None = None,
               cpus_per_episode: int = 1, gpus_per_episode: float = 0, progress: bool = True) -> SweepResult:
     "Run every episode of `spec` not finished yet in `out` (sequentially or on Ray), and summarise all of them."
     if address is not None: backend = 'ray'
-    if backend not in ('sequential', 'ray'): raise ValueError(f"unknown backend {backend!r}; valid backends: sequential, ray")
+    if backend not in ('sequential', 'ray'):
+        raise ValueError(f"unknown backend {backend!r}; valid backends: sequential, ray")
     if cpus_per_episode < 1: raise ValueError(f'cpus_per_episode must be at least 1, not {cpus_per_episode}')
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     episodes = spec.episodes()
@@ -332,9 +416,11 @@ def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str =
     done = [run_one(ep, out, spec.iterations, cpus_per_episode) for ep in episodes if ep not in todo]
     rows = {tuple(r[k] for k in Episode._fields): r for r in done}
     t0 = time.perf_counter()
-    runner = _on_ray(todo, out, spec, cpus_per_episode, gpus_per_episode, address) if backend == 'ray' and todo else \
+    runner = _on_ray(todo, out, spec, cpus_per_episode,
+                     gpus_per_episode, address) if backend == 'ray' and todo else \
              _sequential(todo, out, spec, cpus_per_episode)
-    with tqdm(runner, total=len(todo), desc=f'sweep ({len(done)} of {len(episodes)} done before)', disable=not progress) as bar:
+    with tqdm(runner, total=len(todo), desc=f'sweep ({len(done)} of {len(episodes)} done before)',
+              disable=not progress) as bar:
         for r in bar:
             rows[tuple(r[k] for k in Episode._fields)] = r
             bar.set_postfix_str(f'{r["env"]} {r["policy"]} seed {r["seed"]}: {r["test_gain_points"]:+.1f}')

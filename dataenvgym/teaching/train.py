@@ -16,7 +16,13 @@ from fastcore.basics import patch
 from ..core import bootstrap_ci, pair_by_seed, win_rate
 from ..registry import lookup, make, registered
 from ..lm import Generate, agent_messages, append_jsonl, encode, render, sample_commands
-from .envs import SkillListAction, SkillListObservation, SkillPlan, TeachingConfig, TeachingEnv
+from dataenvgym.teaching.envs import (
+    SkillListAction,
+    SkillListObservation,
+    SkillPlan,
+    TeachingConfig,
+    TeachingEnv,
+)
 from .policies import Policy, skill_histories
 from .runner import run_episode
 from .sweep import Episode, row
@@ -28,25 +34,34 @@ __all__ = ['TEACHER_SYSTEM', 'METRICS', 'teacher_preset', 'teacher_env', 'observ
            'evaluate_teachers', 'paired_gains', 'teacher_report', 'report_table']
 
 # %% ../../nbs/39_teaching.train.ipynb #4492d569
-_SMALL_STUDENT = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch_size=32, lr=3e-3, warmup_steps=20)
+_SMALL_STUDENT = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch_size=32,
+                      lr=3e-3, warmup_steps=20)
+
 _SMALL_SEEDED = {'add_2digit': 1000, 'sub_2digit': 1000, 'mod_small': 0, 'mul_2x1digit': 0}
-_SMALL = TeachingConfig(iterations=2, from_base=False, replay=1.0, budget=300, val_per_subskill=25, test_per_subskill=50,
+
+_SMALL = TeachingConfig(iterations=2, from_base=False, replay=1.0, budget=300, val_per_subskill=25,
+                        test_per_subskill=50,
                         seed_per_subskill=_SMALL_SEEDED, seed_fit={'steps': 800}, fit={'steps': 300})
 
+# %% ../../nbs/39_teaching.train.ipynb #09f3eb1d
 def teacher_preset(setup: str = 'small'):
     "The teaching `Preset` a teacher trains in: `small` (math, four skills, two unseen), `tiny` (`math/tiny`) or a registered preset."
     if setup == 'small': return lookup('preset', 'math/embedded').model_copy(
         update={'subskills': list(_SMALL_SEEDED), 'settings': _SMALL_STUDENT, 'config': _SMALL})
     if setup == 'tiny': return lookup('preset', 'math/tiny')
     if setup in registered('preset'): return lookup('preset', setup)
-    raise ValueError(f'unknown teacher setup {setup!r}; valid: small, tiny, or a registered preset ({", ".join(registered("preset"))})')
+    raise ValueError(f'unknown teacher setup {setup!r}; valid: small, tiny, or a registered preset '
+                     f'({", ".join(registered("preset"))})')
 
 def teacher_env(setup: str = 'small', seed_cache: str | Path | None = None, **overrides) -> TeachingEnv:
     "The SKILL-LIST environment of `teacher_preset(setup)`; `overrides` are `TeachingConfig` fields; seed students cached in `seed_cache`."
     return make('skill-list', preset=teacher_preset(setup), seed_cache=seed_cache, **overrides)
 
 # %% ../../nbs/39_teaching.train.ipynb #61b57471
-TEACHER_SYSTEM = 'Plan data for the student: reply skill:n; skill:n, n examples per skill, the budget in all (more is scaled down).'
+TEACHER_SYSTEM = (
+    'Plan data for the student: reply skill:n; skill:n, n examples per skill, the budget in all (more is'
+    ' scaled down).'
+)
 
 def _points(history: Sequence[float]) -> str: return '>'.join(str(round(100 * a)) for a in history)
 
@@ -68,17 +83,21 @@ def fit_budget(action: SkillListAction, budget: int) -> SkillListAction:
     if total <= budget: return action
     share = counts * budget / total
     n = np.floor(share).astype(int)
-    n[np.argsort(n - share, kind='stable')[:budget - n.sum()]] += 1          # the largest remainders get the rest
+    # the largest remainders get the rest
+    n[np.argsort(n - share, kind='stable')[:budget - n.sum()]] += 1
     return SkillListAction(plans=[p.model_copy(update={'n': int(k)}) for p, k in zip(action.plans, n)])
 
+# %% ../../nbs/39_teaching.train.ipynb #76b50419
 def parse_plan(text: str, obs: SkillListObservation | None = None, scale: bool = False) -> SkillListAction:
     "The plan in `text` (`skill:n; skill:n`); with `obs`, checked against its skills and budget (first scaled down to it, with `scale`)."
     parts = [p for p in text.split(';') if p.strip()]
-    if not parts: raise ValueError('the reply holds no plan: write skill:n; skill:n, e.g. addition:100; subtraction:50')
+    if not parts: raise ValueError('the reply holds no plan: write skill:n; skill:n, e.g. addition:100; '
+                                   'subtraction:50')
     plans = []
     for part in parts:
         if not (m := _PART.fullmatch(part)):
-            raise ValueError(f'cannot read {part.strip()[:40]!r}: each part of a plan is skill:n, e.g. addition:100')
+            raise ValueError(f'cannot read {part.strip()[:40]!r}: each part of a plan is skill:n, e.g. '
+                             f'addition:100')
         plans.append(SkillPlan(skill=m[1], n=int(m[2])))
     action = SkillListAction(plans=plans)
     if obs is not None:
@@ -86,6 +105,7 @@ def parse_plan(text: str, obs: SkillListObservation | None = None, scale: bool =
         _check_plan(action.plans, obs)
     return action
 
+# %% ../../nbs/39_teaching.train.ipynb #120605a9
 def _check_plan(plans: list[SkillPlan], obs: SkillListObservation) -> None:
     if bad := [p.skill for p in plans if p.skill not in obs.per_skill]:
         raise ValueError(f'unknown skill {bad[0]!r}; the skills are {", ".join(sorted(obs.per_skill))}')
@@ -113,16 +133,19 @@ def plan_length(skills: Sequence[str], digits: int = 4) -> int:
     "Characters in the longest plan of `plan_pattern(skills, digits)` (so at most that many tokens)."
     return len('; '.join(f'{s}:{"9" * digits}' for s in skills))
 
+# %% ../../nbs/39_teaching.train.ipynb #1f3cb012
 class PlanGrammar:
     "The tokens that may come next in a reply so that it stays a plan of `skills` (a `prefix_allowed_tokens_fn` for HF `generate`)."
     def __init__(self, tokenizer, skills: Sequence[str], digits: int = 4):
-        import regex                                        # partial matching: is this text the start of a plan?
+        # partial matching: is this text the start of a plan?
+        import regex
         self.skills, self.eos, self.tokenizer = list(skills), tokenizer.eos_token_id, tokenizer
         self.pattern = regex.compile(plan_pattern(self.skills, digits))
         self.longest = plan_length(self.skills, digits)
         special, self.by_first = set(tokenizer.all_special_ids), {}
         for i in range(len(tokenizer)):
-            if i not in special and (s := tokenizer.decode([i])): self.by_first.setdefault(s[0], []).append((i, s))
+            if i not in special and (s := tokenizer.decode([i])):
+                self.by_first.setdefault(s[0], []).append((i, s))
 
     def __repr__(self): return f'PlanGrammar({", ".join(self.skills)})'
 
@@ -134,8 +157,10 @@ class PlanGrammar:
 
     def mask(self, ids: list[int]) -> list[int]:
         "1 for each token of a reply that was the model's choice, 0 where the grammar allowed only that token."
-        return [int(len(self.allowed(self.tokenizer.decode(ids[:j], skip_special_tokens=True))) > 1) for j in range(len(ids))]
+        return [int(len(self.allowed(self.tokenizer.decode(ids[:j], skip_special_tokens=True))) > 1)
+                for j in range(len(ids))]
 
+# %% ../../nbs/39_teaching.train.ipynb #a29e2ed9
 @functools.cache
 def plan_grammar(tokenizer, skills: tuple[str, ...]) -> PlanGrammar:
     "The `PlanGrammar` of `skills` for `tokenizer`, built once (it reads the whole vocabulary)."
@@ -145,18 +170,29 @@ def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGramm
                  greedy: bool = False) -> list[tuple[list[int], list[int]]]:
     "Each context's plan, decoded under `grammar` (sampled, or greedy): its token ids, ending with the end token, and their mask."
     width = max(map(len, contexts))
-    def allowed(_, ids): return grammar.allowed(tokenizer.decode(ids[width:].tolist(), skip_special_tokens=True)) or [grammar.eos]
-    out = sample_commands(model, tokenizer, contexts, grammar.longest + 1, temperature, greedy, prefix_allowed_tokens_fn=allowed)
+    def allowed(_, ids):
+        return grammar.allowed(tokenizer.decode(ids[width:].tolist(), skip_special_tokens=True)) or [
+            grammar.eos
+        ]
+    out = sample_commands(model, tokenizer, contexts, grammar.longest + 1, temperature, greedy,
+                          prefix_allowed_tokens_fn=allowed)
     return [(ids, grammar.mask(ids)) for ids in out]
-
 
 # %% ../../nbs/39_teaching.train.ipynb #88023059
 class LMTeacher(Policy):
     "A language model as a SKILL-LIST policy: the observation as a prompt, its reply (greedy, or sampled at `temperature`; under the plan's grammar) as the plan."
-    def __init__(self, model, tokenizer, name: str = 'lm', system: str = TEACHER_SYSTEM, max_new_tokens: int = 96,
-                 fallback: Policy | None = None, scale: bool = True, constrained: bool = True, temperature: float | None = None):
+    def __init__(self, model, tokenizer, name: str = 'lm', system: str = TEACHER_SYSTEM,
+                 max_new_tokens: int = 96,
+                 fallback: Policy | None = None, scale: bool = True, constrained: bool = True,
+                 temperature: float | None = None):
         self.model, self.tokenizer, self.name, self.system = model, tokenizer, name, system
-        self.max_new_tokens, self.fallback, self.scale, self.constrained, self.replies = max_new_tokens, fallback, scale, constrained, []
+        self.max_new_tokens, self.fallback, self.scale, self.constrained, self.replies = (
+            max_new_tokens,
+            fallback,
+            scale,
+            constrained,
+            [],
+        )
         self.temperature = temperature
 
     def __repr__(self): return f'LMTeacher({self.name!r}, fallback={self.fallback!r})'
@@ -164,7 +200,12 @@ class LMTeacher(Policy):
     def reply(self, obs: SkillListObservation) -> str:
         "The model's reply to the observation (decoded under `PlanGrammar` of its skills, if `constrained`); a sample is seeded by the observation's seed and iteration."
         import torch
-        ctx = [encode(self.tokenizer, render(self.tokenizer, agent_messages([observation_prompt(obs)], [], self.system), True))]
+        ctx = [
+            encode(
+                self.tokenizer,
+                render(self.tokenizer, agent_messages([observation_prompt(obs)], [], self.system), True),
+            )
+        ]
         kw = dict(greedy=True) if self.temperature is None else dict(temperature=self.temperature)
         with torch.random.fork_rng():
             torch.manual_seed(1000 * obs.seed + obs.iteration)
@@ -184,7 +225,8 @@ class LMTeacher(Policy):
 
 
 # %% ../../nbs/39_teaching.train.ipynb #3821294c
-def record_plans(env: TeachingEnv, policies: Sequence[Policy], seeds: Sequence[int], iterations: int = 1) -> list[dict]:
+def record_plans(env: TeachingEnv, policies: Sequence[Policy], seeds: Sequence[int],
+                 iterations: int = 1) -> list[dict]:
     "Every policy's plan (in reply format) for the observations of `seeds`; after iteration 0, those the first policy's plans reach."
     rows = []
     for seed in seeds:
@@ -195,27 +237,39 @@ def record_plans(env: TeachingEnv, policies: Sequence[Policy], seeds: Sequence[i
             if it + 1 < iterations: obs = env.step(policies[0](obs))
     return rows
 
+# %% ../../nbs/39_teaching.train.ipynb #f97aac61
 def plan_chats(rows: Sequence[dict], system: str = TEACHER_SYSTEM):
     "A `datasets.Dataset` of chats (`messages`: system, observation, plan) from `record_plans` rows."
     from datasets import Dataset
-    return Dataset.from_list([{'messages': agent_messages([r['prompt']], [r['plan']], system), 'seed': r['seed'],
+    return Dataset.from_list([{'messages': agent_messages([r['prompt']], [r['plan']], system),
+                               'seed': r['seed'],
                                'iteration': r['iteration'], 'policy': r['policy']} for r in rows])
 
 # %% ../../nbs/39_teaching.train.ipynb #0755ad76
 class PlanRollouts:
     "A TRL `rollout_func` for teachers: a prompt is a seed's first observation, a completion a plan (sampled under the plan's grammar, if `constrained`), its reward the step's."
-    def __init__(self, env: TeachingEnv, seeds: Sequence[int], system: str = TEACHER_SYSTEM, max_new_tokens: int = 96,
-                 penalty: float = -0.1, generate: Generate | None = None, log_path: str | Path | None = None, scale: bool = True,
+    def __init__(self, env: TeachingEnv, seeds: Sequence[int], system: str = TEACHER_SYSTEM,
+                 max_new_tokens: int = 96,
+                 penalty: float = -0.1, generate: Generate | None = None, log_path: str | Path | None = None,
+                 scale: bool = True,
                  constrained: bool = True):
         from datasets import Dataset
-        self.env, self.system, self.max_new_tokens, self.penalty, self.generate = env, system, max_new_tokens, penalty, generate
+        self.env, self.system, self.max_new_tokens, self.penalty, self.generate = (
+            env,
+            system,
+            max_new_tokens,
+            penalty,
+            generate,
+        )
         self.scale, self.constrained = scale, constrained
         self.log_path, self.log, self.seed_of = log_path and Path(log_path), [], {}
-        for seed in dict.fromkeys(seeds): self.seed_of.setdefault(observation_prompt(obs := env.reset(seed=seed)), seed)
+        for seed in dict.fromkeys(seeds):
+            self.seed_of.setdefault(observation_prompt(obs := env.reset(seed=seed)), seed)
         self.skills = tuple(sorted(obs.per_skill))
         # what `grpo_train` allows a completion: the plan (free, or the grammar's longest) and its end
         self.max_length = max(max_new_tokens, plan_length(self.skills) if constrained else 0) + 1
-        self.dataset = Dataset.from_list([{'prompt': agent_messages([p], [], system), 'seed': s} for p, s in self.seed_of.items()])
+        self.dataset = Dataset.from_list([{'prompt': agent_messages([p], [], system), 'seed': s} for p,
+                                          s in self.seed_of.items()])
 
     def play(self, seed: int, plan: str, step: int = 0) -> dict:
         "The step of `plan` from `seed`'s seed student, as a log row (`reward`: what GRPO is paid)."
@@ -223,30 +277,36 @@ class PlanRollouts:
         t0 = time.perf_counter()
         action = plan_action(plan, start.budget if self.scale else None)
         obs = self.env.step(action)
-        return {'step': step, 'seed': seed, 'plan': plan, 'played': action if isinstance(action, str) else plan_text(action),
+        return {'step': step, 'seed': seed, 'plan': plan, 'played': action if isinstance(action, str)
+                else plan_text(action),
                 'reward': plan_reward(obs, self.penalty), 'env_reward': obs.reward,
-                'error': obs.error, 'val_accuracy': obs.val_accuracy, 'seconds': round(time.perf_counter() - t0, 3)}
+                'error': obs.error, 'val_accuracy': obs.val_accuracy,
+                'seconds': round(time.perf_counter() - t0, 3)}
 
 # %% ../../nbs/39_teaching.train.ipynb #ad8f7344
 def _close(ids: list[int], eos: int) -> tuple[list[int], list[int]]:
     "A completion ending with the end token (added, masked out, when generation stopped at its length) and its mask."
     return (ids, [1] * len(ids)) if ids and ids[-1] == eos else (ids + [eos], [1] * len(ids) + [0])
 
+# %% ../../nbs/39_teaching.train.ipynb #7740db7c
 @patch
 def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
     "Sample a plan for each prompt, play each from its seed, and return what TRL's `rollout_func` gives (rewards as `env_return`; tokens the grammar forced masked out)."
     model, tok = trainer.accelerator.unwrap_model(trainer.model), trainer.processing_class
     contexts = [encode(tok, render(tok, p, True)) for p in prompts]
     if self.generate or not self.constrained:
-        gen = self.generate or (lambda m, t, ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
+        gen = self.generate or (lambda m, t,
+                                ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
         closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
     else: closed = sample_plans(model, tok, contexts, plan_grammar(tok, self.skills), trainer.temperature)
-    rows = [self.play(self.seed_of[p[-1]['content']], tok.decode(ids, skip_special_tokens=True), trainer.state.global_step)
+    rows = [self.play(self.seed_of[p[-1]['content']], tok.decode(ids, skip_special_tokens=True),
+                      trainer.state.global_step)
             for p, (ids, _) in zip(prompts, closed)]
     self.log += rows
     if self.log_path: append_jsonl(self.log_path, rows)
     return {'prompt_ids': contexts, 'completion_ids': [c for c, _ in closed], 'logprobs': None,
-            'env_mask': [m for _, m in closed], 'env_return': [r['reward'] for r in rows], 'env_seed': [r['seed'] for r in rows]}
+            'env_mask': [m for _, m in closed], 'env_return': [r['reward'] for r in rows],
+            'env_seed': [r['seed'] for r in rows]}
 
 # %% ../../nbs/39_teaching.train.ipynb #dc876978
 def plan_shares(log: Sequence[dict]):
@@ -257,25 +317,29 @@ def plan_shares(log: Sequence[dict]):
     counts = pd.DataFrame(taken).fillna(0).set_index('step')
     return counts.div(counts.sum(axis=1), axis=0).groupby('step').mean()[sorted(counts.columns)]
 
+# %% ../../nbs/39_teaching.train.ipynb #42488c36
 def reward_curve(log: Sequence[dict]):
     "The GRPO reward per step (completions as dots, the step's mean as a line) and how the step's plans shared the budget."
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
     steps = sorted({r['step'] for r in log})
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.2))
-    a1.scatter([r['step'] for r in log], [100 * r['reward'] for r in log], s=8, alpha=0.3, color='C0', label='plan')
-    a1.plot(steps, [100 * np.mean([r['reward'] for r in log if r['step'] == s]) for s in steps], 'o-', color='C0', label='mean of the step')
-    a1.set(xlabel='GRPO step', ylabel='reward (validation gain, points)', title="Reward: each plan's validation gain")
+    a1.scatter([r['step'] for r in log], [100 * r['reward'] for r in log], s=8, alpha=0.3,
+               color='C0', label='plan')
+    a1.plot(steps, [100 * np.mean([r['reward'] for r in log if r['step'] == s]) for s in steps], 'o-',
+            color='C0', label='mean of the step')
+    a1.set(xlabel='GRPO step', ylabel='reward (validation gain, points)',
+           title="Reward: each plan's validation gain")
     a1.legend(fontsize=8)
     if any(r['error'] is None for r in log):
         shares = plan_shares(log)
         a2.stackplot(shares.index, 100 * shares.T.values, labels=shares.columns, alpha=0.8)
         a2.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.0, 1.0))
-    a2.set(xlabel='GRPO step', ylabel='share of the budget (%)', title="The step's plans: budget per skill", ylim=(0, 100))
+    a2.set(xlabel='GRPO step', ylabel='share of the budget (%)',
+           title="The step's plans: budget per skill", ylim=(0, 100))
     for ax in (a1, a2): ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     return fig
-
 
 # %% ../../nbs/39_teaching.train.ipynb #b1bd4019
 def evaluate_teachers(make_env: Callable[[], TeachingEnv], teachers: dict[str, Policy], seeds: Sequence[int],
@@ -288,8 +352,13 @@ def evaluate_teachers(make_env: Callable[[], TeachingEnv], teachers: dict[str, P
             ep = Episode(setup, env.name, name, seed)
             t0 = time.perf_counter()
             r = row(ep, run_episode(env, teacher, Path(out) / ep.folder, seed, progress=False))
-            rows.append({**r, 'val_gain_points': round(100 * (r['val_accuracy'][-1] - r['val_accuracy'][0]), 2),
-                         'wall_seconds': round(time.perf_counter() - t0, 1)})
+            rows.append(
+                {
+                    **r,
+                    'val_gain_points': round(100 * (r['val_accuracy'][-1] - r['val_accuracy'][0]), 2),
+                    'wall_seconds': round(time.perf_counter() - t0, 1),
+                }
+            )
     return rows
 
 # %% ../../nbs/39_teaching.train.ipynb #d5e4b250
@@ -298,29 +367,39 @@ def paired_gains(rows: Sequence[dict], a: str, b: str, metric: str = 'test_gain_
     both = pair_by_seed([r for r in rows if r['policy'] == a], [r for r in rows if r['policy'] == b])
     if not both: return None
     seeds, diffs = [x['seed'] for x, _ in both], [round(x[metric] - y[metric], 4) for x, y in both]
-    return {'a': a, 'b': b, 'metric': metric, 'n': len(seeds), 'seeds': seeds, 'mean_diff': round(float(np.mean(diffs)), 2),
+    return {'a': a, 'b': b, 'metric': metric, 'n': len(seeds), 'seeds': seeds,
+            'mean_diff': round(float(np.mean(diffs)), 2),
             'ci': bootstrap_ci(diffs), 'win_rate': win_rate(diffs), 'diffs': diffs}
 
 METRICS = ('test_gain_points', 'val_gain_points')
 
+# %% ../../nbs/39_teaching.train.ipynb #a4aafb21
 def teacher_report(rows: Sequence[dict], reference: str | None = None) -> dict:
     "Each teacher's mean gains (bootstrap 95% CIs), and `reference` (default: the first) minus each other teacher, paired."
     names = list(dict.fromkeys(r['policy'] for r in rows))
     reference = reference or names[0]
     def cell(p):
         got = [r for r in rows if r['policy'] == p]
-        return {'n': len(got), **{f'mean_{m}': round(float(np.mean([r[m] for r in got])), 2) for m in METRICS},
-                **{f'{m}_ci': bootstrap_ci([r[m] for r in got]) for m in METRICS}}
+        return {
+            'n': len(got),
+            **{f'mean_{m}': round(float(np.mean([r[m] for r in got])), 2) for m in METRICS},
+            **{f'{m}_ci': bootstrap_ci([r[m] for r in got]) for m in METRICS},
+        }
     return {'reference': reference, 'teachers': {p: cell(p) for p in names},
             'pairs': [paired_gains(rows, reference, b, m) for b in names if b != reference for m in METRICS]}
 
+# %% ../../nbs/39_teaching.train.ipynb #a2ba36ab
 def report_table(report: dict) -> str:
     "A `teacher_report` as markdown: teachers' mean gains, then the paired differences."
     ci = lambda c: '—' if c is None else f'[{c[0]:+.1f}, {c[1]:+.1f}]'
-    lines = ['| teacher | seeds | test gain (points) | 95% CI | validation gain | 95% CI |', '|---|---:|---:|---:|---:|---:|']
+    lines = ['| teacher | seeds | test gain (points) | 95% CI | validation gain | 95% CI |',
+             '|---|---:|---:|---:|---:|---:|']
     lines += [f'| {p} | {c["n"]} | {c["mean_test_gain_points"]:+.1f} | {ci(c["test_gain_points_ci"])} | '
-              f'{c["mean_val_gain_points"]:+.1f} | {ci(c["val_gain_points_ci"])} |' for p, c in report['teachers'].items()]
-    lines += ['', '| paired difference | on | seeds | mean (points) | 95% CI | first wins |', '|---|---|---:|---:|---:|---:|']
-    lines += [f'| {d["a"]} − {d["b"]} | {d["metric"].split("_")[0]} | {d["n"]} | {d["mean_diff"]:+.1f} | {ci(d["ci"])} | '
+              f'{c["mean_val_gain_points"]:+.1f} | {ci(c["val_gain_points_ci"])} |' for p,
+              c in report['teachers'].items()]
+    lines += ['', '| paired difference | on | seeds | mean (points) | 95% CI | first wins |',
+              '|---|---|---:|---:|---:|---:|']
+    lines += [f'| {d["a"]} − {d["b"]} | {d["metric"].split("_")[0]} | {d["n"]} | {d["mean_diff"]:+.1f} | '
+              f'{ci(d["ci"])} | '
               f'{d["win_rate"]:.0%} |' for d in report['pairs'] if d]
     return '\n'.join(lines)

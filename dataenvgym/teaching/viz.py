@@ -21,7 +21,20 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from ..core import Datum, Domain, EvalReport, read_jsonl
 from ..registry import make, registered
-from ..plotting import ACCURACY_CMAP, Explorer, _acc_cell, _acc_colors, _axes, _clip, _ipywidgets, live_widgets, _html_table, _td, figure_png, plot_style
+from dataenvgym.plotting import (
+    ACCURACY_CMAP,
+    Explorer,
+    _acc_cell,
+    _acc_colors,
+    _axes,
+    _clip,
+    _ipywidgets,
+    live_widgets,
+    _html_table,
+    _td,
+    figure_png,
+    plot_style,
+)
 from .runner import EpisodeResult
 from .skills import SkillForest, SubskillNode, _val_trend
 
@@ -51,13 +64,17 @@ def plot_skill_heatmap(skill_history: Sequence[Mapping[str, float]], ax: Axes | 
                        title: str = 'validation accuracy per skill') -> Figure:
     "Per-skill accuracy (rows) over iterations (columns), annotated, on a [0, 1] colour scale."
     skills = sorted({s for h in skill_history for s in h})
-    grid = np.array([[h.get(s, np.nan) for h in skill_history] for s in skills], dtype=float).reshape(len(skills), len(skill_history))
+    grid = np.array([[h.get(s, np.nan) for h in skill_history] for s in skills], dtype=float).reshape(
+        len(skills), len(skill_history)
+    )
     ax = _axes(ax, (1.6 + 0.7 * len(skill_history), 1.2 + 0.35 * len(skills)))
     im = ax.imshow(grid, vmin=0, vmax=1, cmap=ACCURACY_CMAP, aspect='auto')
     ax.grid(False)
-    ax.set(yticks=range(len(skills)), yticklabels=skills, xticks=range(len(skill_history)), xlabel='iteration', title=title)
+    ax.set(yticks=range(len(skills)), yticklabels=skills, xticks=range(len(skill_history)),
+           xlabel='iteration', title=title)
     for (i, j), v in np.ndenumerate(grid):
-        if not np.isnan(v): ax.text(j, i, f'{v:.0%}', ha='center', va='center', fontsize=8, color='w' if v < .6 else 'k')
+        if not np.isnan(v): ax.text(j, i, f'{v:.0%}', ha='center', va='center', fontsize=8,
+                                    color='w' if v < .6 else 'k')
     ax.figure.colorbar(im, ax=ax, fraction=.05, format=PercentFormatter(1.0, decimals=0))
     return ax.figure
 
@@ -67,6 +84,7 @@ _FAMILIES = ['Blues', 'Oranges', 'Greens', 'Purples', 'Reds', 'Greys', 'YlOrBr',
 def _allocations(f: SkillForest | Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
     return f.allocations() if isinstance(f, SkillForest) else {s: dict(subs) for s, subs in f.items()}
 
+# %% ../../nbs/38_teaching.viz.ipynb #29e0b103
 @plot_style()
 def plot_allocation(forests: Sequence[SkillForest | Mapping[str, Mapping[str, int]]], ax: Axes | None = None,
                     title: str = 'data allocation per iteration') -> Figure:
@@ -74,7 +92,8 @@ def plot_allocation(forests: Sequence[SkillForest | Mapping[str, Mapping[str, in
     allocs = [_allocations(f) for f in forests]
     keys = list(dict.fromkeys((s, n) for a in allocs for s, subs in a.items() for n in subs))
     skills = list(dict.fromkeys(s for s, _ in keys))
-    keys.sort(key=lambda k: skills.index(k[0]))              # grouped by skill, each in order of first appearance
+    # grouped by skill, each in order of first appearance
+    keys.sort(key=lambda k: skills.index(k[0]))
     ax = _axes(ax, (4 + 0.6 * len(allocs), 3.2))
     bottom = np.zeros(len(allocs))
     for s, n in keys:
@@ -82,7 +101,8 @@ def plot_allocation(forests: Sequence[SkillForest | Mapping[str, Mapping[str, in
         subs = [k for k in keys if k[0] == s]
         shade = 0.75 - 0.45 * subs.index((s, n)) / max(1, len(subs) - 1)
         h = np.array([a.get(s, {}).get(n, 0) for a in allocs], dtype=float)
-        ax.bar(range(len(allocs)), h, bottom=bottom, color=family(shade), edgecolor='white', linewidth=0.5, label=f'{s}/{n}')
+        ax.bar(range(len(allocs)), h, bottom=bottom, color=family(shade), edgecolor='white',
+               linewidth=0.5, label=f'{s}/{n}')
         bottom += h
     ax.set(xlabel='iteration', ylabel='examples per iteration', title=title, xticks=range(len(allocs)))
     ax.grid(axis='x', visible=False)
@@ -92,26 +112,37 @@ def plot_allocation(forests: Sequence[SkillForest | Mapping[str, Mapping[str, in
 # %% ../../nbs/38_teaching.viz.ipynb #f11c013a
 def _forest_rows(forest: SkillForest) -> list[tuple[str, SubskillNode | None]]:
     "Label and node of each row of the forest's bar chart: a skill (node None), then its subskills."
-    return [r for name, node in forest.skills.items()
-            for r in [(f'{name}  {_val_trend(node.val_history)}'.strip(), None)] + [(f'  {s.name}', s) for s in node.subskills.values()]]
+    return [
+        r
+        for name, node in forest.skills.items()
+        for r in [(f'{name}  {_val_trend(node.val_history)}'.strip(), None)] + [
+            (f'  {s.name}', s) for s in node.subskills.values()
+        ]
+    ]
 
-def _forest_figsize(forest: SkillForest) -> tuple[float, float]: return (7, 1 + 0.28 * max(1, len(_forest_rows(forest))))
+def _forest_figsize(forest: SkillForest) -> tuple[float, float]:
+    return (7, 1 + 0.28 * max(1, len(_forest_rows(forest))))
 
+# %% ../../nbs/38_teaching.viz.ipynb #7e4a16f4
 @plot_style()
-def plot_forest(forest: SkillForest, ax: Axes | None = None, title: str = 'allocation per subskill') -> Figure:
+def plot_forest(forest: SkillForest, ax: Axes | None = None,
+                title: str = 'allocation per subskill') -> Figure:
     "Horizontal bars of allocation per subskill, grouped under skill labels with their validation trend, coloured by accuracy."
     rows = _forest_rows(forest)
     ax = _axes(ax, _forest_figsize(forest))
     if not rows:
-        ax.text(0.5, 0.5, '(empty forest)', ha='center', va='center', transform=ax.transAxes); ax.set_axis_off()
+        ax.text(0.5, 0.5, '(empty forest)', ha='center', va='center',
+                transform=ax.transAxes); ax.set_axis_off()
         return ax.figure
     y = np.arange(len(rows))[::-1]
     subs = [(yi, s) for yi, (_, s) in zip(y, rows) if s is not None]
-    ax.barh([yi for yi, _ in subs], [s.allocation for _, s in subs], height=0.7, edgecolor='0.3', linewidth=0.4,
+    ax.barh([yi for yi, _ in subs], [s.allocation for _, s in subs], height=0.7, edgecolor='0.3',
+            linewidth=0.4,
             color=[_acc_colors(s.accuracy)[0] for _, s in subs])
     for yi, s in subs:
         acc = '–' if s.accuracy is None else f'{s.accuracy:.0%}'
-        ax.text(s.allocation, yi, f' {len(s.data_ids)} data · acc {acc}', va='center', fontsize=7, color='0.25')
+        ax.text(s.allocation, yi, f' {len(s.data_ids)} data · acc {acc}', va='center',
+                fontsize=7, color='0.25')
     ax.set(yticks=y, yticklabels=[label for label, _ in rows], xlabel='examples per iteration', title=title)
     for tick, (_, s) in zip(ax.get_yticklabels(), rows):
         if s is None: tick.set_fontweight('bold')
@@ -129,7 +160,10 @@ class ForestExplorer(Explorer):
 
     def __repr__(self):
         n = sum(len(node.subskills) for node in self.forest.skills.values())
-        return f'ForestExplorer({len(self.forest.skills)} skills, {n} subskills, {self.forest.total_allocation} examples per iteration)'
+        return (
+            f'ForestExplorer({len(self.forest.skills)} skills, {n} subskills, {self.forest.total_allocation}'
+            ' examples per iteration)'
+        )
 
     def _figsize(self): return _forest_figsize(self.forest)
     def _draw(self, fig: Figure) -> Figure: return plot_forest(self.forest, ax=fig.subplots())
@@ -138,18 +172,23 @@ class ForestExplorer(Explorer):
         "An accordion title: the skill, its subskills, allocation and validation trend."
         node = self.forest.skills[skill]
         alloc = sum(s.allocation for s in node.subskills.values())
-        return f'{skill} · {len(node.subskills)} subskills · {alloc} per iteration · {_val_trend(node.val_history) or "no validation yet"}'
+        return (
+            f'{skill} · {len(node.subskills)} subskills · {alloc} per iteration ·'
+            f' {_val_trend(node.val_history) or "no validation yet"}'
+        )
 
     def skill_html(self, skill: str) -> str:
         "A table of the skill's subskills: allocation, data count, accuracy (coloured)."
-        rows = [[_td(s.name), _td(s.allocation, 'right'), _td(len(s.data_ids), 'right'), _acc_cell(s.accuracy)]
+        rows = [[_td(s.name), _td(s.allocation, 'right'), _td(len(s.data_ids), 'right'),
+                 _acc_cell(s.accuracy)]
                 for s in self.forest.skills[skill].subskills.values()]
         return _html_table(['subskill', 'allocation', 'data', 'accuracy'], rows)
 
     def _build(self):
         w = _ipywidgets()
         skills = list(self.forest.skills)
-        return w.Accordion(children=[w.HTML(self.skill_html(s)) for s in skills], titles=tuple(map(self.skill_title, skills)))
+        return w.Accordion(children=[w.HTML(self.skill_html(s)) for s in skills],
+                           titles=tuple(map(self.skill_title, skills)))
 
 # %% ../../nbs/38_teaching.viz.ipynb #fb1e08c8
 class Change(NamedTuple):
@@ -166,6 +205,7 @@ def _said(response: str | None) -> str:
 
 def _iteration_of(path: Path) -> int: return int(path.name.split('_')[1])
 
+# %% ../../nbs/38_teaching.viz.ipynb #aaafedb9
 def _run_domain(run: dict) -> Domain | None:
     "The domain a run's `run.json` names, built by the registry (None when it names none that is registered)."
     name = run.get('domain')
@@ -176,13 +216,16 @@ class EpisodeExplorer(Explorer):
     "An episode folder from `runner.run_episode`: per-skill accuracy, new data and before/after examples per iteration."
     def __init__(self, out_dir: str | Path, k: int = 3, domain: Domain | None = None):
         self.out_dir, self.k = Path(out_dir), k
-        dirs = sorted((p for p in self.out_dir.glob('iteration_*') if (p / 'state.json').exists()), key=_iteration_of)
-        if not dirs: raise FileNotFoundError(f'{self.out_dir} holds no saved iteration (iteration_N/state.json); '
+        dirs = sorted((p for p in self.out_dir.glob('iteration_*')
+                       if (p / 'state.json').exists()), key=_iteration_of)
+        if not dirs: raise FileNotFoundError(f'{self.out_dir} holds no saved iteration '
+                                             f'(iteration_N/state.json); '
                                              'write one with runner.run_episode(env, policy, out_dir)')
         self.dirs = {_iteration_of(p): p for p in dirs}
         run = self.out_dir / 'run.json'
         self.run = json.loads(run.read_text()) if run.exists() else {}
-        self.domain = domain if domain is not None else _run_domain(self.run)   # reads the data's assets, draws the tasks
+        # reads the data's assets, draws the tasks
+        self.domain = domain if domain is not None else _run_domain(self.run)
         self.states = {i: json.loads((p / 'state.json').read_text()) for i, p in self.dirs.items()}
         self.skill_history: list[dict[str, float]] = self.states[self.last]['skill_history']
         self._reports: dict[int, EvalReport] = {}
@@ -196,11 +239,15 @@ class EpisodeExplorer(Explorer):
 
     def __repr__(self):
         r = self.run
-        return f'EpisodeExplorer({r.get("env", "?")} · {r.get("policy", "?")} · seed {r.get("seed", "?")}, iterations 0–{self.last})'
+        return (
+            f'EpisodeExplorer({r.get("env", "?")} · {r.get("policy", "?")} · seed {r.get("seed", "?")},'
+            f' iterations 0–{self.last})'
+        )
 
     def report(self, i: int) -> EvalReport:
         "The validation report of iteration `i`."
-        if i not in self._reports: self._reports[i] = EvalReport.model_validate_json((self.dirs[i] / 'report.json').read_text())
+        if i not in self._reports:
+            self._reports[i] = EvalReport.model_validate_json((self.dirs[i] / 'report.json').read_text())
         return self._reports[i]
 
     def figure(self, iteration: int | None = None) -> Figure:
@@ -224,6 +271,7 @@ def new_data(self: EpisodeExplorer, i: int) -> list[Datum]:
     old = {d.id for d in self.data(i - 1)} if i - 1 in self.dirs else set()
     return [d for d in self.data(i) if d.id not in old]
 
+# %% ../../nbs/38_teaching.viz.ipynb #ff1b0d9e
 @patch
 def forests(self: EpisodeExplorer) -> list[SkillForest]:
     "The skill forest at each iteration (SKILL-TREE episodes; empty otherwise)."
@@ -234,7 +282,8 @@ def changes(self: EpisodeExplorer, i: int) -> dict[str, list[Change]]:
     "Validation tasks fixed, broken and still wrong at iteration `i` compared with iteration 0."
     before = {a.task.id: a for a in self.report(0).failures}
     now = {a.task.id: a for a in self.report(i).failures}
-    def change(a, b, n): return Change(a.task.skill, a.task.prompt, a.task.answer, b.response if b else None, n.response if n else None)
+    def change(a, b, n): return Change(a.task.skill, a.task.prompt, a.task.answer, b.response if b else None,
+                                       n.response if n else None)
     return {'fixed': [change(a, a, None) for t, a in before.items() if t not in now],
             'broken': [change(a, None, a) for t, a in now.items() if t not in before],
             'still wrong': [change(a, a, now[t]) for t, a in before.items() if t in now]}
@@ -246,16 +295,20 @@ def _draw(self: EpisodeExplorer, fig: Figure, iteration: int | None = None) -> F
     ax, text = fig.subplots(1, 2, gridspec_kw={'width_ratios': [1, 1]})
     self._plot_skills(ax, i)
     text.set_axis_off()
-    text.text(0, 1, self.summary(i), va='top', ha='left', family='monospace', fontsize=8, transform=text.transAxes)
+    text.text(0, 1, self.summary(i), va='top', ha='left', family='monospace', fontsize=8,
+              transform=text.transAxes)
     return fig
 
+# %% ../../nbs/38_teaching.viz.ipynb #20431e9e
 @patch
 def _plot_skills(self: EpisodeExplorer, ax: Axes, i: int) -> None:
     skills = sorted({s for h in self.skill_history for s in h})
     plot_accuracy({s: [h.get(s, np.nan) for h in self.skill_history] for s in skills}, ax=ax,
-                  title=f'{self.run.get("env", "")} · {self.run.get("policy", "")}: validation accuracy per skill')
+                  title=f'{self.run.get("env", "")} · {self.run.get("policy", "")}: validation accuracy per '
+                  f'skill')
     ax.axvline(i, color='0.5', linestyle='--', linewidth=1)
 
+# %% ../../nbs/38_teaching.viz.ipynb #1259386a
 @patch
 def summary(self: EpisodeExplorer, i: int, width: int = 70) -> str:
     "Plain text: the data added at iteration `i` (a few lines) and a few validation tasks fixed, broken, still wrong."
@@ -266,21 +319,25 @@ def summary(self: EpisodeExplorer, i: int, width: int = 70) -> str:
         lines += ['', 'validation tasks, iteration 0 → now (✓ right):']
         for kind, items in self.changes(i).items():
             lines.append(f'  {kind}: {len(items)}')
-            lines += [_clip(f'    {c.prompt}  expected {c.answer}: {_said(c.before)} → {_said(c.after)}', width) for c in items[:self.k]]
+            lines += [_clip(f'    {c.prompt}  expected {c.answer}: {_said(c.before)} → '
+                            f'{_said(c.after)}', width) for c in items[:self.k]]
     else:
         fails = self.report(0).failures
         lines += ['', f'validation tasks failed: {len(fails)} of {self.report(0).n}']
-        lines += [_clip(f'    {a.task.prompt}  expected {a.task.answer}: {a.response}', width) for a in fails[:self.k]]
+        lines += [_clip(f'    {a.task.prompt}  expected {a.task.answer}: {a.response}', width)
+                  for a in fails[:self.k]]
     return '\n'.join(lines)
 
 # %% ../../nbs/38_teaching.viz.ipynb #20a4a20f
 @patch
-def scene_grid(self: EpisodeExplorer, iteration: int | None = None, n: int = 8, ncols: int = 4, seed: int = 0) -> Figure:
+def scene_grid(self: EpisodeExplorer, iteration: int | None = None, n: int = 8,
+               ncols: int = 4, seed: int = 0) -> Figure:
     "Validation tasks drawn by the domain (`domain.show`: VQA's scenes) with the student's answers at iteration 0 and at `iteration` (default the last): half of them fixed, the rest still wrong or broken, picked at random; the title counts all three."
     i = self.last if iteration is None else iteration
     before = {a.task.id: a for a in self.report(0).failures}
     now = {a.task.id: a for a in self.report(i).failures}
-    kinds = {'fixed': [before[t] for t in before if t not in now], 'still wrong': [now[t] for t in now if t in before],
+    kinds = {'fixed': [before[t] for t in before if t not in now],
+             'still wrong': [now[t] for t in now if t in before],
              'broken': [now[t] for t in now if t not in before]}
     rng = np.random.default_rng(seed)
     fixed = [kinds['fixed'][j].task for j in rng.permutation(len(kinds['fixed']))]
@@ -289,11 +346,14 @@ def scene_grid(self: EpisodeExplorer, iteration: int | None = None, n: int = 8, 
     n_fixed = min(len(fixed), max((n + 1) // 2, n - len(rest)))   # half, when there are enough of both
     tasks = fixed[:n_fixed] + rest[:n - n_fixed]
     said = lambda failed, t: failed[t.id].response if t.id in failed else t.answer
-    answers = {'iteration 0': [said(before, t) for t in tasks], f'iteration {i}': [said(now, t) for t in tasks]}
+    answers = {'iteration 0': [said(before, t) for t in tasks],
+               f'iteration {i}': [said(now, t) for t in tasks]}
     fig = None if self.domain is None else self.domain.show(tasks, answers, ncols=ncols)
-    if fig is None: raise ValueError(f'{self.out_dir}: the {self.run.get("domain", "?")} domain draws no pictures of its tasks '
+    if fig is None: raise ValueError(f'{self.out_dir}: the {self.run.get("domain", "?")} domain draws no '
+                                     f'pictures of its tasks '
                                      '(its show returns None)')
-    fig.suptitle(f'validation scenes, iteration 0 → {i}: ' + ', '.join(f'{k} {len(v)}' for k, v in kinds.items()), fontsize=9)
+    fig.suptitle(f'validation scenes, iteration 0 → '
+                 f'{i}: ' + ', '.join(f'{k} {len(v)}' for k, v in kinds.items()), fontsize=9)
     fig.tight_layout(h_pad=4.8, rect=(0, .66 / fig.get_figheight(), 1, 1 - .3 / fig.get_figheight()))
     return fig
 
@@ -303,15 +363,18 @@ def skills_html(self: EpisodeExplorer, i: int) -> str:
     "A table of per-skill validation accuracy at iteration 0 and `i`, coloured, with the change."
     h0, hi = self.skill_history[0], self.skill_history[i]
     rows = [[_td(s), _acc_cell(h0.get(s)), _acc_cell(hi.get(s)),
-             _td(f'{100 * (hi[s] - h0[s]):+.0f} pts' if s in h0 and s in hi else '', 'right')] for s in sorted(set(h0) | set(hi))]
+             _td(f'{100 * (hi[s] - h0[s]):+.0f} pts' if s in h0 and s in hi else '', 'right')]
+            for s in sorted(set(h0) | set(hi))]
     return _html_table(['skill', 'iteration 0', f'iteration {i}', 'change'], rows)
 
+# %% ../../nbs/38_teaching.viz.ipynb #7e231a6b
 @patch
 def _build(self: EpisodeExplorer):
     w = _ipywidgets()
     self._slider = w.IntSlider(value=self.last, min=min(self.dirs), max=self.last, description='iteration',
                                continuous_update=False)
-    self._plot, self._skills, self._text = w.Image(format='png', layout=w.Layout(width='460px')), w.HTML(), w.HTML()
+    self._plot, self._skills, self._text = w.Image(format='png',
+                                                   layout=w.Layout(width='460px')), w.HTML(), w.HTML()
     self._pngs: dict[int, bytes] = {}
     self._slider.observe(self._on_slider, names='value')
     self.show(self.last)
@@ -320,6 +383,7 @@ def _build(self: EpisodeExplorer):
 @patch
 def _on_slider(self: EpisodeExplorer, change: dict) -> None: self.show(change['new'])
 
+# %% ../../nbs/38_teaching.viz.ipynb #e4da12c5
 @patch
 def show(self: EpisodeExplorer, i: int) -> None:
     "Point the widget at iteration `i`."
@@ -329,4 +393,6 @@ def show(self: EpisodeExplorer, i: int) -> None:
             self._plot_skills(fig.subplots(), i)
         self._pngs[i] = figure_png(fig)
     self._plot.value, self._skills.value = self._pngs[i], self.skills_html(i)
-    self._text.value = f'<pre style="font-size:85%;line-height:1.3">{html.escape(self.summary(i, width=110))}</pre>'
+    self._text.value = (
+        f'<pre style="font-size:85%;line-height:1.3">{html.escape(self.summary(i, width=110))}</pre>'
+    )
