@@ -8,12 +8,13 @@ import string
 from typing import Any, Optional
 import gymnasium as gym
 from gymnasium import spaces
+from .agents import HeuristicAgent
 from .env import RepairEnv, RepairLimits, RepairObservation
 from .train import observation_text
 
 # %% auto #0
 __all__ = ['CHARSET', 'render_observation', 'RepairGymEnv', 'truncated', 'RepairToolEnv', 'tool_agent', 'tool_dataset',
-           'tool_grpo_train']
+           'tool_grpo_train', 'tool_call', 'tool_demo', 'tool_demos', 'tool_warmup']
 
 # %% ../../nbs/48_repair.gym.ipynb #5d1d3944
 CHARSET = frozenset(string.printable)
@@ -97,12 +98,15 @@ class RepairToolEnv:
 
 # %% ../../nbs/48_repair.gym.ipynb #a0666c1c
 def tool_agent(max_length: int = 1536, **kwargs):
-    "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable): `(model, tokenizer)`."
+    "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable, `<|im_end|>` its EOS): `(model, tokenizer)`."
     from pathlib import Path
     import trl
     from dataenvgym.lm import tiny_agent
     model, tok = tiny_agent(max_length=max_length, **kwargs)
     tok.chat_template = (Path(trl.__file__).parent / 'chat_templates' / 'qwen3.jinja').read_text()
+    tok.add_special_tokens({'eos_token': '<|im_end|>', 'additional_special_tokens': ['<|im_start|>']})
+    model.resize_token_embeddings(len(tok), mean_resizing=False)   # one token each: a turn ends on EOS, as in Qwen
+    model.config.eos_token_id = model.generation_config.eos_token_id = tok.eos_token_id
     return model, tok
 
 def tool_dataset(tasks: tuple[str, ...] = ('task_0_tutorial',), seeds=range(8), system: str | None = None):
@@ -131,3 +135,34 @@ def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: 
                               environment_factory=RepairToolEnv)
         trainer.train()
     return trainer
+
+# %% ../../nbs/48_repair.gym.ipynb #8a9177b7
+def tool_call(command: str) -> dict:
+    "An assistant message that calls the `command` tool with `command`."
+    return {'role': 'assistant', 'content': '', 'tool_calls': [
+        {'type': 'function', 'function': {'name': 'command', 'arguments': {'message': command}}}]}
+
+def tool_demo(prompt: list[dict], task: str, seed: int, commands: tuple[str, ...]) -> list[dict]:
+    "The chat of `prompt` on episode `seed` of `task` in which the assistant plays `commands` through the tool."
+    env = RepairToolEnv(task)
+    first = env.reset(task=task, seed=seed)
+    msgs = prompt[:-1] + [{**prompt[-1], 'content': prompt[-1]['content'] + first}]   # as TRL appends it
+    for cmd in commands:
+        msgs += [tool_call(cmd), {'role': 'tool', 'name': 'command', 'content': env.command(cmd)}]
+    return msgs
+
+def tool_demos(rows, commands: tuple[str, ...] = tuple(HeuristicAgent.script[:2])):
+    "SFT chats (`messages`, `tools`) for the rows of `tool_dataset`: `commands` played as tool calls."
+    from datasets import Dataset
+    from transformers.utils import get_json_schema
+    schema = [get_json_schema(RepairToolEnv.command)]
+    return Dataset.from_list([{'messages': tool_demo(r['prompt'], r['task'], r['seed'], commands), 'tools': schema}
+                              for r in rows])
+
+# %% ../../nbs/48_repair.gym.ipynb #31b705b2
+def tool_warmup(model, tokenizer, rows, steps: int = 60, lr: float = 1e-2, batch_size: int = 2,
+                max_length: int = 1536, seed: int = 0):
+    "An SFT warm-up of `steps` steps on `tool_demos(rows)`; the trainer (its model calls the tool)."
+    from dataenvgym.lm import SFTSettings, sft_train
+    settings = SFTSettings(epochs=1, max_steps=steps, batch_size=batch_size, lr=lr, max_length=max_length, seed=seed)
+    return sft_train(model, tokenizer, tool_demos(rows), settings)
