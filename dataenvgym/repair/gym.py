@@ -156,7 +156,8 @@ def tool_demos(rows, commands: tuple[str, ...] = tuple(HeuristicAgent.script[:2]
     from datasets import Dataset
     from transformers.utils import get_json_schema
     schema = [get_json_schema(RepairToolEnv.command)]
-    return Dataset.from_list([{'messages': tool_demo(r['prompt'], r['task'], r['seed'], commands), 'tools': schema}
+    return Dataset.from_list([{'messages': tool_demo(r['prompt'], r['task'], r['seed'], commands),
+                               'tools': schema}
                               for r in rows])
 
 # %% ../../nbs/48_repair.gym.ipynb #31b705b2
