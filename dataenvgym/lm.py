@@ -20,8 +20,8 @@ from .registry import make
 # %% auto #0
 __all__ = ['CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'Generate', 'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template',
            'unsloth_usable', 'pretrained_agent', 'save_agent', 'sample_commands', 'length_report', 'SFTSettings',
-           'lora_config', 'device_args', 'append_jsonl', 'output_folder', 'log_callbacks', 'sft_train', 'env_return',
-           'GRPOSettings', 'grpo_train']
+           'lora_config', 'device_args', 'append_jsonl', 'output_folder', 'log_callbacks', 'chat_columns', 'sft_train',
+           'env_return', 'GRPOSettings', 'grpo_train']
 
 # %% ../nbs/06_lm.ipynb #d99a0eb2
 def agent_messages(observations: Sequence[str], replies: Sequence[str], system: str) -> list[dict]:
@@ -231,6 +231,11 @@ def log_callbacks(log_dir: str | Path | None, name: str) -> list:
     return callbacks
 
 # %% ../nbs/06_lm.ipynb #fcc6267e
+def chat_columns(ds) -> list[str]:
+    "The columns SFT reads: `messages`, and `tools` (the tool schemas the chats' calls use) where there is one."
+    return [c for c in ('messages', 'tools') if c in ds.column_names]
+
+# %% ../nbs/06_lm.ipynb #f55f0355
 def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_dir: str | None = None,
               progress: bool = False, log_dir: str | Path | None = None):
     "Fine-tune on chats with TRL's `SFTTrainer` (loss on the replies; logs to `log_dir`); the trainer."
@@ -247,7 +252,7 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
         trainer = SFTTrainer(
             model=model,
             args=args,
-            train_dataset=ds.select_columns(['messages']),
+            train_dataset=ds.select_columns(chat_columns(ds)),
             processing_class=tokenizer,
             peft_config=lora_config(s.lora_r, s.lora_alpha, model),
             callbacks=log_callbacks(log_dir, 'sft'),

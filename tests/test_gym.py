@@ -11,7 +11,8 @@ from gymnasium.utils.env_checker import check_env
 
 from dataenvgym.repair.agents import HeuristicAgent
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.repair.gym import RepairGymEnv, RepairToolEnv, tool_agent, tool_dataset, tool_grpo_train
+from dataenvgym.repair.gym import (RepairGymEnv, RepairToolEnv, tool_agent, tool_dataset, tool_grpo_train,
+                                   tool_warmup)
 
 
 from dataenvgym import gyms
@@ -119,3 +120,17 @@ def test_grpo_through_environment_factory_on_cpu(tmp_path):
     assert trainer.state.global_step == 2 and len(logs) == 2
     assert all(math.isfinite(h['reward']) and 'rewards/RepairToolEnv/mean' in h for h in logs), logs
     assert all(h['reward'] == h['rewards/RepairToolEnv/mean'] for h in logs)   # the only reward: the env's return
+
+
+@pytest.mark.skipif(not os.environ.get('DATAENVGYM_SLOW'),
+                    reason='a 100-step SFT warm-up and 16 rollouts (~7 min on two busy cores) before GRPO: DATAENVGYM_SLOW=1')
+def test_after_a_warm_up_the_tiny_agent_calls_the_tool_and_earns_a_reward(tmp_path):
+    "SFT on tool-call demonstrations, then GRPO with `environment_factory`: the rollouts call `command`, reward != 0."
+    rows = tool_dataset(seeds=range(8))
+    model, tok = tool_agent(seed=0)
+    warm = tool_warmup(model, tok, rows, steps=100)
+    trainer = tool_grpo_train(warm.model, tok, rows, steps=2, max_completion_length=512, num_generations=4, per_step=2,
+                               output_dir=str(tmp_path))
+    logs = [h for h in trainer.state.log_history if 'reward' in h]
+    assert len(logs) == 2 and all(h['tools/call_frequency'] > 0 for h in logs), logs
+    assert any(h['reward'] != 0 for h in logs), logs

@@ -8,12 +8,13 @@ import string
 from typing import Any, Optional
 import gymnasium as gym
 from gymnasium import spaces
+from .agents import HeuristicAgent
 from .env import RepairEnv, RepairLimits, RepairObservation
 from .train import observation_text
 
 # %% auto #0
 __all__ = ['CHARSET', 'render_observation', 'RepairGymEnv', 'truncated', 'RepairToolEnv', 'tool_agent', 'tool_dataset',
-           'tool_grpo_train']
+           'tool_grpo_train', 'tool_call', 'tool_demo', 'tool_demos', 'tool_warmup']
 
 # %% ../../nbs/48_repair.gym.ipynb #5d1d3944
 CHARSET = frozenset(string.printable)
@@ -23,7 +24,8 @@ def _ascii(text: str, n: int) -> str: return ''.join(c if c in CHARSET else '?' 
 def render_observation(obs: RepairObservation, max_chars: int = 4096) -> str:
     "An observation as text: the response, then accuracy, target, quality, rows kept and budget."
     status = (f'\n[accuracy {obs.current_accuracy:.3f} | target {obs.target_accuracy:.3f} | quality '
-              f'{obs.estimated_quality:.3f} | rows {obs.rows_preserved_pct:.0%} | budget {obs.budget_remaining}]')
+              f'{obs.estimated_quality:.3f} | rows {obs.rows_preserved_pct:.0%} | budget '
+              f'{obs.budget_remaining}]')
     return _ascii(obs.response[:max_chars - len(status)] + status, max_chars)
 
 # %% ../../nbs/48_repair.gym.ipynb #0d516de7
@@ -31,9 +33,11 @@ class RepairGymEnv(gym.Env):
     "`RepairEnv` as a gymnasium `Env` with text spaces."
     metadata = {'render_modes': ['ansi']}
 
-    def __init__(self, task: str = 'task_0_tutorial', max_chars: int = 4096, render_mode: Optional[str] = None):
+    def __init__(self, task: str = 'task_0_tutorial', max_chars: int = 4096,
+                 render_mode: Optional[str] = None):
         self.env, self.max_chars, self.render_mode = RepairEnv(task), max_chars, render_mode
-        self.observation_space = spaces.Text(max_length=max_chars, min_length=0, charset=''.join(sorted(CHARSET)))
+        self.observation_space = spaces.Text(max_length=max_chars, min_length=0,
+                                             charset=''.join(sorted(CHARSET)))
         self.action_space = spaces.Text(max_length=RepairLimits().max_message, min_length=1,
                                         charset=''.join(sorted(CHARSET)))
         self._last = ''
@@ -43,7 +47,8 @@ class RepairGymEnv(gym.Env):
         return self._last, {'observation': obs.model_dump()}
 
 # %% ../../nbs/48_repair.gym.ipynb #3ec54362
-def _reset(self: RepairGymEnv, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[str, dict]:
+def _reset(self: RepairGymEnv, *, seed: Optional[int] = None,
+           options: Optional[dict] = None) -> tuple[str, dict]:
     "Start episode `seed` (or one drawn from the env's generator); `options` may name the `task`."
     super(RepairGymEnv, self).reset(seed=seed)
     episode = seed if seed is not None else int(self.np_random.integers(2**31))
@@ -54,6 +59,7 @@ def truncated(obs: RepairObservation, command: str) -> bool:
     ran_out = obs.budget_remaining <= 0 or 'ran out of time' in obs.response
     return bool(obs.done) and command.split()[:1] != ['submit'] and ran_out
 
+# %% ../../nbs/48_repair.gym.ipynb #d6e6569b
 def _step(self: RepairGymEnv, action: str) -> tuple[str, float, bool, bool, dict]:
     "Run one command: `(observation, reward, terminated, truncated, info)`."
     obs = self.env.step(action)
@@ -97,25 +103,32 @@ class RepairToolEnv:
 
 # %% ../../nbs/48_repair.gym.ipynb #a0666c1c
 def tool_agent(max_length: int = 1536, **kwargs):
-    "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable): `(model, tokenizer)`."
+    "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable, `<|im_end|>` its EOS): `(model, tokenizer)`."
     from pathlib import Path
     import trl
     from dataenvgym.lm import tiny_agent
     model, tok = tiny_agent(max_length=max_length, **kwargs)
     tok.chat_template = (Path(trl.__file__).parent / 'chat_templates' / 'qwen3.jinja').read_text()
+    tok.add_special_tokens({'eos_token': '<|im_end|>', 'additional_special_tokens': ['<|im_start|>']})
+    # one token each: a turn ends on EOS, as in Qwen
+    model.resize_token_embeddings(len(tok), mean_resizing=False)
+    model.config.eos_token_id = model.generation_config.eos_token_id = tok.eos_token_id
     return model, tok
 
+# %% ../../nbs/48_repair.gym.ipynb #7eb32be0
 def tool_dataset(tasks: tuple[str, ...] = ('task_0_tutorial',), seeds=range(8), system: str | None = None):
     "Rows naming episodes (`task`, `seed`), with a prompt the first observation is appended to."
     from datasets import Dataset
     from dataenvgym.repair.train import SYSTEM_PROMPT
     sys_msg = system or SYSTEM_PROMPT + ' Call the `command` tool.'
-    return Dataset.from_list([{'prompt': [{'role': 'system', 'content': sys_msg}, {'role': 'user', 'content': ''}],
+    return Dataset.from_list([{'prompt': [{'role': 'system', 'content': sys_msg},
+                                          {'role': 'user', 'content': ''}],
                                'task': t, 'seed': s} for t in tasks for s in seeds])
 
 # %% ../../nbs/48_repair.gym.ipynb #30d66858
 def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: int = 2, per_step: int = 1,
-                    max_completion_length: int = 48, max_tool_calling_iterations: int = 4, output_dir: str | None = None,
+                    max_completion_length: int = 48, max_tool_calling_iterations: int = 4,
+                    output_dir: str | None = None,
                     seed: int = 0):
     "A few GRPO steps with the environment as `environment_factory` (its return is the only reward)."
     import os
@@ -123,7 +136,8 @@ def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: 
     from dataenvgym.lm import device_args, output_folder
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
     with output_folder(output_dir, 'grpo-tools-') as out:
-        args = GRPOConfig(output_dir=out, max_steps=steps, per_device_train_batch_size=num_generations * per_step,
+        args = GRPOConfig(output_dir=out, max_steps=steps,
+                          per_device_train_batch_size=num_generations * per_step,
                           num_generations=num_generations, max_completion_length=max_completion_length,
                           max_tool_calling_iterations=max_tool_calling_iterations, logging_steps=1, seed=seed,
                           disable_tqdm=True, **device_args())
@@ -131,3 +145,37 @@ def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: 
                               environment_factory=RepairToolEnv)
         trainer.train()
     return trainer
+
+# %% ../../nbs/48_repair.gym.ipynb #8a9177b7
+def tool_call(command: str) -> dict:
+    "An assistant message that calls the `command` tool with `command`."
+    return {'role': 'assistant', 'content': '', 'tool_calls': [
+        {'type': 'function', 'function': {'name': 'command', 'arguments': {'message': command}}}]}
+
+def tool_demo(prompt: list[dict], task: str, seed: int, commands: tuple[str, ...]) -> list[dict]:
+    "The chat of `prompt` on episode `seed` of `task` in which the assistant plays `commands` through the tool."
+    env = RepairToolEnv(task)
+    first = env.reset(task=task, seed=seed)
+    msgs = prompt[:-1] + [{**prompt[-1], 'content': prompt[-1]['content'] + first}]   # as TRL appends it
+    for cmd in commands:
+        msgs += [tool_call(cmd), {'role': 'tool', 'name': 'command', 'content': env.command(cmd)}]
+    return msgs
+
+# %% ../../nbs/48_repair.gym.ipynb #78e2af96
+def tool_demos(rows, commands: tuple[str, ...] = tuple(HeuristicAgent.script[:2])):
+    "SFT chats (`messages`, `tools`) for the rows of `tool_dataset`: `commands` played as tool calls."
+    from datasets import Dataset
+    from transformers.utils import get_json_schema
+    schema = [get_json_schema(RepairToolEnv.command)]
+    return Dataset.from_list([{'messages': tool_demo(r['prompt'], r['task'], r['seed'], commands),
+                               'tools': schema}
+                              for r in rows])
+
+# %% ../../nbs/48_repair.gym.ipynb #31b705b2
+def tool_warmup(model, tokenizer, rows, steps: int = 60, lr: float = 1e-2, batch_size: int = 2,
+                max_length: int = 1536, seed: int = 0):
+    "An SFT warm-up of `steps` steps on `tool_demos(rows)`; the trainer (its model calls the tool)."
+    from dataenvgym.lm import SFTSettings, sft_train
+    settings = SFTSettings(epochs=1, max_steps=steps, batch_size=batch_size, lr=lr,
+                           max_length=max_length, seed=seed)
+    return sft_train(model, tokenizer, tool_demos(rows), settings)
