@@ -31,7 +31,7 @@ def test_images_are_png_files_that_rows_point_at(runs):
     run = tmp / 'straight'
     images = run / 'images'
     assert sorted(p.name for p in run.iterdir()) == ['curves.png', 'images', 'iteration_0', 'iteration_1', 'iteration_2',
-                                                     'result.jsonl', 'run.json', 'summary.md']
+                                                     'rejections.json', 'result.jsonl', 'run.json', 'summary.md']
     assert not list(run.glob('iteration_*/**/*.png')), 'images are shared by the iterations, not copied into each'
     assert not list(images.glob('.*')), 'no temporary file is left behind'
     rows = [json.loads(l) for l in (run / 'iteration_2' / 'data.jsonl').read_text().splitlines()]

@@ -17,8 +17,9 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..core import bootstrap_ci, pair_by_seed, proportion_ci, win_rate
-from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode,
-                           pretrained_agent, render, sample_commands, save_agent, sft_train, tiny_agent)
+from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode, grpo_train,
+                           length_report, pretrained_agent, render, sample_commands, save_agent, sft_train,
+                           tiny_agent)
 from ..plotting import plot_style
 from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent,
                                       SubmitAgent,
