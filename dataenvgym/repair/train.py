@@ -493,46 +493,21 @@ _QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lor
                           gradient_checkpointing=True)
 
 # %% ../../nbs/46_repair.train.ipynb #a622d679
+# where the heuristic fails: medium and hard, warmed up on observation-only demonstrators
+_MEDIUM_HARD = dict(tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'], warmup_seeds=(0, 40),
+                    grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
+                    baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20)
+
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
-    'tiny-curriculum': TrainConfig(
-        tasks=_LEVELS,
-        curriculum=_LEVELS,
-        curriculum_window=16,
-        sft=SFTSettings(max_length=1152),
-        grpo=GRPOSettings(steps=20),
-    ),
-    'tiny-medium-hard': TrainConfig(  # where the heuristic fails: observation-only demonstrators only
-        tasks=_HARDER,
-        curriculum=_HARDER,
-        curriculum_window=16,
-        warmup_agents=['heuristic', 'reader'],
-        warmup_seeds=(0, 40),
-        grpo_seeds=(200, 400),
-        eval_seeds=(3000, 3050),
-        eval_on=_HARDER,
-        baselines=['random', 'heuristic', 'reader', 'oracle'],
-        max_turns=20,
-        sft=SFTSettings(epochs=20, max_length=1536),
-        grpo=GRPOSettings(steps=30, temperature=0.7),
-    ),
-    'qwen2.5-1.5b-t4': TrainConfig(
-        model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS, sft=_QWEN_SFT, grpo=_QWEN_GRPO
-    ),
-    'qwen2.5-1.5b-medium-hard': TrainConfig(  # the tiny-medium-hard recipe on a T4
-        model='Qwen/Qwen2.5-1.5B-Instruct',
-        tasks=_HARDER,
-        curriculum=_HARDER,
-        warmup_agents=['heuristic', 'reader'],
-        warmup_seeds=(0, 40),
-        grpo_seeds=(200, 400),
-        eval_seeds=(3000, 3050),
-        eval_on=_HARDER,
-        baselines=['random', 'heuristic', 'reader', 'oracle'],
-        max_turns=20,
-        sft=_QWEN_SFT,
-        grpo=_QWEN_GRPO,
-    ),
+    'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
+                                   sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
+    'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16, sft=SFTSettings(epochs=20, max_length=1536),
+                                    grpo=GRPOSettings(steps=30, temperature=0.7)),
+    'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
+                                   sft=_QWEN_SFT, grpo=_QWEN_GRPO),
+    'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,   # the same on a T4
+                                            sft=_QWEN_SFT, grpo=_QWEN_GRPO),
 }
 
 # %% ../../nbs/46_repair.train.ipynb #754fd16a
