@@ -142,7 +142,9 @@ def test_openenv_client_reset_step_state_close(url):
     st = client.state()
     assert (st.episode_id, st.seed, st.task, st.step_count) == ('mine', 5, 'task_1_easy', 1)
     client.close()
-    with pytest.raises(Exception): client.step(RepairCommand(message='help'))
+    # OpenEnv's client connects again on the next call: a new session, with no episode until it resets
+    with pytest.raises(RuntimeError, match='call reset before step'): client.step(RepairCommand(message='help'))
+    client.close()                  # that second session holds a place until closed (the capacity tests need them all)
 
 
 def test_http_without_a_session_says_how_to_get_one(url):
