@@ -15,3 +15,24 @@ def serve(app):
         assert time.time() < deadline, 'server did not start'
         time.sleep(0.05)
     return f'http://127.0.0.1:{port}', server
+
+
+def scripted_chat_app(commands):
+    """An OpenAI-compatible `/v1/chat/completions` whose model replays `commands`: its reply to a chat is the command
+    after as many as the chat's assistant messages (`submit` once the script is spent). No tokens, no sampling."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def complete(request):
+        body = await request.json()
+        turn = sum(m.get('role') == 'assistant' for m in body.get('messages', []))
+        text = commands[turn] if turn < len(commands) else 'submit'
+        return JSONResponse({
+            'id': f'scripted-{turn}', 'object': 'chat.completion', 'created': 0, 'model': body.get('model', 'scripted'),
+            'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': text}, 'finish_reason': 'stop'}],
+            'usage': {'prompt_tokens': 1, 'completion_tokens': 1, 'total_tokens': 2}})
+
+    async def models(request):
+        return JSONResponse({'object': 'list', 'data': [{'id': 'scripted', 'object': 'model', 'owned_by': 'test'}]})
+    return Starlette(routes=[Route('/v1/chat/completions', complete, methods=['POST']), Route('/v1/models', models)])

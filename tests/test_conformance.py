@@ -1,15 +1,18 @@
 """One seeded repair episode played through every interface the package offers — in process, HTTP, WebSocket (OpenEnv's
-client), gymnasium (`gymnasium.make`) and TRL's `environment_factory` class — with the same commands: every interface
-must see the same observations and rewards, step for step. (The `verifiers` adapter is not part of this branch: see
-the issue's report.) One live uvicorn on 127.0.0.1; every loop is bounded. Skipped without the `serve` extra."""
-import json
+client), gymnasium (`gymnasium.make`), TRL's `environment_factory` class and `verifiers` (`vf-eval` on
+`dataenvgym.repair.vf`) — with the same commands: every interface must see the same observations and rewards, step for
+step. One live uvicorn on 127.0.0.1 for the environment server, one for the scripted model that `vf-eval` talks to;
+every loop is bounded. Skipped without the `serve` extra; the verifiers tests skip, saying why, without `vf-eval` next to
+this Python (the `verifiers` extra) or in `DATAENVGYM_VERIFIERS_PYTHON`'s folder (a separate environment that has it)."""
+import json, os, subprocess, sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip('openenv')
 gym = pytest.importorskip('gymnasium')
 httpx = pytest.importorskip('httpx')
-from serving import serve  # noqa: E402  (tests/serving.py)
+from serving import scripted_chat_app, serve  # noqa: E402  (tests/serving.py)
 
 import dataenvgym  # noqa: F401  (registers the gymnasium ids)
 from dataenvgym.repair.agents import HeuristicAgent
@@ -85,6 +88,47 @@ def through_trl_factory(commands):
     return out, texts, env.rewards, env.get_reward()
 
 
+def vf_eval_script() -> Path | None:
+    "`vf-eval` of this Python's environment, else of `DATAENVGYM_VERIFIERS_PYTHON`'s; None if neither has it."
+    for python in (sys.executable, os.environ.get('DATAENVGYM_VERIFIERS_PYTHON')):
+        if python and (Path(python).parent / 'vf-eval').is_file(): return Path(python).parent / 'vf-eval'
+    return None
+
+
+@pytest.fixture(scope='module')
+def through_verifiers(script, tmp_path_factory):
+    "`vf-eval dataenvgym.repair.vf` on the episode, its model a server replaying the commands: the saved rollout."
+    vf_eval = vf_eval_script()
+    if vf_eval is None:
+        pytest.skip('verifiers is not installed: pip install "dataenvgym[verifiers]" (or point '
+                    'DATAENVGYM_VERIFIERS_PYTHON at a Python that has it)')
+    url, server = serve(scripted_chat_app(script[0]))
+    out = tmp_path_factory.mktemp('vf-eval')
+    root = str(Path(__file__).parents[1])
+    env = {**os.environ, 'SCRIPTED_KEY': 'none', 'PYTHONPATH': os.pathsep.join([root, os.environ.get('PYTHONPATH', '')])}
+    args = ['dataenvgym.repair.vf', '-a', json.dumps({'tasks': [TASK], 'seeds': [SEED], 'max_turns': MAX_STEPS + 1}),
+            '-m', 'scripted', '-b', f'{url}/v1', '-k', 'SCRIPTED_KEY', '-n', '1', '-r', '1', '-s', '-o', str(out),
+            '-C', 'observations', '--disable-env-server', '--disable-tui']
+    try: run = subprocess.run([str(vf_eval), *args], env=env, capture_output=True, text=True, timeout=300, cwd=out)
+    finally: server.should_exit = True
+    assert run.returncode == 0, run.stderr[-3000:]
+    (results,) = out.glob('evals/*/*/results.jsonl')
+    (rollout,) = [json.loads(line) for line in results.read_text().splitlines()]
+    return rollout
+
+
+def test_in_process_and_verifiers_agree(script, through_verifiers):
+    "vf-eval's rollout: the same observations and rewards, the commands as the model's replies, the return as reward."
+    commands, seen = script
+    rollout = through_verifiers
+    assert [normal(o) for o in rollout['observations']] == seen and rollout['error'] is None
+    assert [m['content'] for m in rollout['completion'] if m['role'] == 'assistant'] == commands
+    assert rollout['reward'] == pytest.approx(sum(o['reward'] for o in seen[1:]))
+    assert rollout['stop_condition'] == 'has_final_env_response'
+    said = [m['content'] for m in rollout['prompt'] + rollout['completion'] if m['role'] == 'user']
+    assert said == [observation_text(RepairObservation.model_validate(o)) for o in seen]
+
+
 def test_in_process_and_http_agree(script, url):
     assert over_http(url, script[0]) == script[1]
 
@@ -107,9 +151,19 @@ def test_in_process_and_trl_factory_agree(script):
     assert texts == [observation_text(RepairObservation.model_validate(o)) for o in seen]
 
 
-def test_all_five_interfaces_agree(script, url):
-    "The same episode, five ways: identical observations and rewards everywhere."
-    commands, seen = script
-    runs = {'http': over_http(url, commands), 'websocket': over_websocket(url, commands),
+def runs_of_five(url, commands) -> dict:
+    return {'http': over_http(url, commands), 'websocket': over_websocket(url, commands),
             'gymnasium': through_gymnasium(commands)[0], 'trl': through_trl_factory(commands)[0]}
+
+
+def test_all_five_interfaces_agree(script, url):
+    "The same episode, five ways (all but verifiers): identical observations and rewards everywhere."
+    commands, seen = script
+    for name, out in runs_of_five(url, commands).items(): assert out == seen, f'{name} differs from the in-process episode'
+
+
+def test_all_six_interfaces_agree(script, url, through_verifiers):
+    "The same episode, six ways: identical observations and rewards everywhere."
+    commands, seen = script
+    runs = {**runs_of_five(url, commands), 'verifiers': [normal(o) for o in through_verifiers['observations']]}
     for name, out in runs.items(): assert out == seen, f'{name} differs from the in-process episode'
