@@ -4,7 +4,6 @@ sessions, strict reset options, malformed messages answered with short errors wh
 import json, os, socket, subprocess, sys, threading, time
 from contextlib import ExitStack
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -238,36 +237,23 @@ def test_openenv_validate_static_and_url(url):
         assert out.returncode == 0 and 'Verdict: PASS' in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
 
 
-def _without_module(cmd: list[str], module: str) -> list[str]:
-    "`cmd` (`python -I script.py`) run with `module` unimportable, so that code guarded by `except ImportError` goes without it."
-    if not (isinstance(cmd, list) and len(cmd) == 3 and cmd[1] == '-I' and cmd[2].endswith('.py')): return cmd
-    shim = (f'import runpy, sys; sys.modules[{module!r}] = None; '   # None in sys.modules: import raises ImportError
-            f'sys.argv = [{cmd[2]!r}]; runpy.run_path({cmd[2]!r}, run_name="__main__")')
-    return [cmd[0], '-I', '-c', shim]
-
-
 def test_openenv_runtime_checks_reset_and_step(url, monkeypatch):
-    "OpenEnv's runtime graders over the probe of `openenv.yaml`: a reset and steps on one WebSocket session."
-    from openenv.validation.graders import Subject
-    from openenv.validation.graders.runtime import ObservationSchemaGrader, RewardWellFormedGrader, StateContractGrader
-    from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
-    from openenv.validation.runtime.collector import collect_runtime_evidence
-    from openenv.validation.runtime.contracts import load_runtime_plan
-    manifest = OpenEnvYamlParser().parse(ROOT)
-    plan = load_runtime_plan(ROOT, manifest.execution)
-    evidence = collect_runtime_evidence(url, plan, episode_timeout_s=manifest.resources.episode_timeout_s)
-    assert evidence.failure_reason is None, evidence.failure_reason
-    ops = [e.operation for e in evidence.exchanges]
-    assert ops.count('reset') == 1 and ops.count('step') == len(plan.actions), ops
-    subject = Subject(root=ROOT, manifest=manifest, image_ref=None, running=None, outputs_dir=ROOT / 'outputs')
-    subject = replace(subject, runtime_evidence=evidence)
+    """OpenEnv's runtime graders over the probe of `openenv.yaml` (a reset and steps on one WebSocket session), as
+    `tools/openenv_runtime_check.py` runs them against a running server (what `openenv validate --level runtime` does
+    in the Docker image it builds; `--url` never steps)."""
+    sys.path.insert(0, str(ROOT / 'tools'))
+    from openenv_runtime_check import runtime_checks
     # The schema grader checks in a fresh interpreter limited to 3 s of CPU (and 5 s of wall time, which two busy cores can
     # take: given 60). Importing jsonschema there also imports rfc3987-syntax when it is installed (jupyter brings it, for
     # the `iri` format, which this check never uses), and that import alone compiles a Lark grammar for about 3 s of CPU,
-    # so the worker was killed by SIGXCPU before it read a line. It runs here with that one module hidden.
+    # so the worker was killed by SIGXCPU before it read a line. It runs here with that one module hidden (the tool's
+    # --hide-rfc3987-syntax; its docstring gives the other ways out).
     real_run = subprocess.run
     monkeypatch.setattr(subprocess, 'run', lambda cmd, *a, **kw: real_run(
-        _without_module(cmd, 'rfc3987_syntax'), *a, **{**kw, 'timeout': max(kw.get('timeout') or 0, 60)}))
-    for grader in (RewardWellFormedGrader(), ObservationSchemaGrader(), StateContractGrader()):
-        result = grader.run(subject)
-        assert result.status.value == 'pass', (grader.check_id, result.evidence)
+        cmd, *a, **{**kw, 'timeout': max(kw.get('timeout') or 0, 60)}))
+    checks = runtime_checks(url, ROOT, hide_slow_module=True)
+    plan = json.loads((ROOT / 'validation' / 'runtime.json').read_text())
+    assert checks['runtime.episode'] == ('pass', [f'1 reset, {len(plan["actions"])} steps']), checks
+    assert set(checks) == {'runtime.episode', 'runtime.reward_well_formed', 'runtime.observation_schema',
+                           'runtime.state_contract'}
+    for name, (status, evidence) in checks.items(): assert status == 'pass', (name, evidence)
