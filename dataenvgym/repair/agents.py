@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 import numpy as np
 from typing import Iterator
-from .env import COMMANDS, RepairEnv, RepairObservation, commands_for
+from .env import COMMANDS, UNLIMITED, RepairEnv, RepairObservation, commands_for
 from .specialists import reference_plan
 from ..plotting import plot_style
 
 # %% auto #0
 __all__ = ['SOURCE', 'ROW_DROPPING', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'fix_kind',
-           'ReaderAgent', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'RepairResult', 'play_episode',
+           'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent',
            'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
@@ -110,6 +110,35 @@ class ReaderAgent:
             if r['op'] not in ROW_DROPPING and k not in self.applied and k not in chosen: chosen[k] = r['n']
         return [(n, k) for k, n in chosen.items()][:limit]
 
+# %% ../../nbs/43_repair.agents.ipynb #46189241
+@dataclass
+class RepairResult:
+    "One repair episode's outcome."
+    task: str
+    seed: int
+    success: bool
+    ret: float
+    accuracy: float
+    baseline: float
+    target: float
+    steps: int
+    seconds: float
+    commands: list[str] = field(default_factory=list)
+
+# %% ../../nbs/43_repair.agents.ipynb #c89bcfc5
+def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None) -> RepairResult:
+    "Play one episode of `task` with `seed`."
+    t0 = time.perf_counter()
+    obs = env.reset(seed=seed, task=task)
+    agent.begin(env)
+    ret = 0.0
+    while not obs.done:
+        obs = env.step(agent.act(obs))
+        ret += obs.reward or 0.0
+    s = env.state
+    return RepairResult(s.task, seed, bool(s.success), ret, float(s.final_accuracy), env.baseline, env.target,
+                        s.step_count, time.perf_counter() - t0, list(s.history))
+
 # %% ../../nbs/43_repair.agents.ipynb #58179eea
 class Scripted:
     "An agent whose `plan(obs)` generator yields commands and receives each resulting observation; then submits."
@@ -168,35 +197,6 @@ class ExhaustiveAgent(Scripted):
             yield s
             yield f'apply {n}'
             yield 'validate'
-
-# %% ../../nbs/43_repair.agents.ipynb #46189241
-@dataclass
-class RepairResult:
-    "One repair episode's outcome."
-    task: str
-    seed: int
-    success: bool
-    ret: float
-    accuracy: float
-    baseline: float
-    target: float
-    steps: int
-    seconds: float
-    commands: list[str] = field(default_factory=list)
-
-# %% ../../nbs/43_repair.agents.ipynb #c89bcfc5
-def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = None) -> RepairResult:
-    "Play one episode of `task` with `seed`."
-    t0 = time.perf_counter()
-    obs = env.reset(seed=seed, task=task)
-    agent.begin(env)
-    ret = 0.0
-    while not obs.done:
-        obs = env.step(agent.act(obs))
-        ret += obs.reward or 0.0
-    s = env.state
-    return RepairResult(s.task, seed, bool(s.success), ret, float(s.final_accuracy), env.baseline, env.target,
-                        s.step_count, time.perf_counter() - t0, list(s.history))
 
 # %% ../../nbs/43_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,

@@ -204,10 +204,11 @@ def _site_rows(df: pd.DataFrame, site: int) -> np.ndarray:
 
 def op_rescale(df, column, site, factor):
     "Divide `column`'s values in `site` by `factor` (a unit error undone)."
+    rows = _site_rows(df, site)
     if column not in df.columns or df[column].dtype.kind not in 'biuf':
         raise RepairError(f'rescale needs a numeric column; {column} is not one (coerce it first)')
     v = df[column].to_numpy(dtype=float, copy=True)
-    v[_site_rows(df, site)] /= factor
+    v[rows] /= factor
     return df.assign(**{column: v})
 
 # %% ../../nbs/41_repair.specialists.ipynb #03eedf45

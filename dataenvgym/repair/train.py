@@ -21,11 +21,11 @@ from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_js
                            length_report, pretrained_agent, render, sample_commands, save_agent, sft_train,
                            tiny_agent)
 from ..plotting import plot_style
-from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent,
-                                      SubmitAgent,
+from .agents import (Agent, ExhaustiveAgent, GreedyAgent, HeuristicAgent, OracleAgent,
+                                      RandomAgent, ReaderAgent, SubmitAgent,
                                      compare_agents, plot_comparison)
 from .curriculum import Curriculum
-from .env import COMMANDS, RepairEnv, RepairObservation
+from .env import ALL_COMMANDS, RepairEnv, RepairObservation
 from .tasks import TASKS
 
 # %% auto #0
@@ -88,6 +88,7 @@ def record_episode(env: RepairEnv, agent: Agent, seed: int,
 # %% ../../nbs/46_repair.train.ipynb #4a697493
 BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: SubmitAgent(),
              'heuristic': lambda seed: HeuristicAgent(), 'reader': lambda seed: ReaderAgent(),
+             'greedy': lambda seed: GreedyAgent(), 'exhaustive': lambda seed: ExhaustiveAgent(),
              'oracle': lambda seed: OracleAgent()}
 
 def _tasks(tasks: str | Sequence[str]) -> list[str]: return [tasks] if isinstance(tasks, str) else list(tasks)
@@ -413,7 +414,7 @@ def eval_table(summary: dict) -> str:
 # %% ../../nbs/46_repair.train.ipynb #c92570c4
 def _command_word(text: str) -> str:
     words = text.strip().lower().split()
-    return words[0] if words and words[0] in COMMANDS else 'invalid'
+    return words[0] if words and words[0] in ALL_COMMANDS else 'invalid'
 
 def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
     "Per task and agent, the mean number of times an episode sent each command (rows need `commands`)."
@@ -423,14 +424,14 @@ def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
         usage[task] = {}
         for agent in dict.fromkeys(r['agent'] for r in of_task):
             eps = [[_command_word(c) for c in r['commands']] for r in of_task if r['agent'] == agent]
-            words = [w for w in [*COMMANDS, 'invalid'] if any(w in e for e in eps)]
+            words = [w for w in [*ALL_COMMANDS, 'invalid'] if any(w in e for e in eps)]
             usage[task][agent] = {w: round(float(np.mean([e.count(w) for e in eps])), 2) for w in words}
     return usage
 
 # %% ../../nbs/46_repair.train.ipynb #4d027c0c
 def usage_table(usage: dict) -> str:
     "A `command_usage` as a markdown table: one row per task and agent, one column per command anyone sent."
-    words = [w for w in [*COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
+    words = [w for w in [*ALL_COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
     lines = ['| task | agent | ' + ' | '.join(words) + ' |', '|' + '---|' * (len(words) + 2)]
     for task, agents in usage.items():
         for agent, counts in agents.items():
