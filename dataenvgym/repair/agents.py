@@ -17,8 +17,8 @@ from ..plotting import plot_style
 
 # %% auto #0
 __all__ = ['SOURCE', 'ROW_DROPPING', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'fix_kind',
-           'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent',
-           'compare_agents', 'plot_comparison']
+           'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'PathAgent',
+           'exhaustive_path', 'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -178,7 +178,7 @@ class GreedyAgent(Scripted):
 class ExhaustiveAgent(Scripted):
     "Steepest ascent over every listed row-keeping fix, each scored by a validate (meant for `UNLIMITED` limits)."
     sources = ('query_cleaner', 'query_validator', 'query_balancer', 'inspect_groups')
-    def __init__(self, rounds: int = 12): self.rounds = rounds
+    def __init__(self, rounds: int = 12): self.rounds, self.path = rounds, []
     def plan(self, obs):
         listing = (yield 'help').response
         sources = [s for s in self.sources if s in listing]
@@ -194,9 +194,26 @@ class ExhaustiveAgent(Scripted):
                     yield s
             if not scores or max(scores.values()) <= best + 1e-9: return
             (s, n), best = max(scores.items(), key=lambda kv: kv[1])
+            self.path.append((s, n))
             yield s
             yield f'apply {n}'
             yield 'validate'
+
+# %% ../../nbs/43_repair.agents.ipynb #3178cb25
+class PathAgent(Scripted):
+    "Replays a path of `(source, recommendation)` choices (e.g. `ExhaustiveAgent.path`), then validates and submits."
+    def __init__(self, path: list[tuple[str, int]]): self.path = list(path)
+    def plan(self, obs):
+        for source, n in self.path:
+            yield source
+            yield f'apply {n}'
+        yield 'validate'
+
+def exhaustive_path(task: str, seed: int) -> list[tuple[str, int]]:
+    "The fixes the exhaustive agent commits to on `(task, seed)` with an unlimited budget."
+    agent = ExhaustiveAgent()
+    play_episode(RepairEnv(task, limits=UNLIMITED), agent, seed)
+    return agent.path
 
 # %% ../../nbs/43_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,

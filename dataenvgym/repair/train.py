@@ -22,7 +22,7 @@ from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_js
                            tiny_agent)
 from ..plotting import plot_style
 from .agents import (Agent, ExhaustiveAgent, GreedyAgent, HeuristicAgent, OracleAgent,
-                                      RandomAgent, ReaderAgent, SubmitAgent,
+                                      PathAgent, RandomAgent, ReaderAgent, SubmitAgent, exhaustive_path,
                                      compare_agents, plot_comparison)
 from .curriculum import Curriculum
 from .env import ALL_COMMANDS, RepairEnv, RepairObservation
@@ -98,8 +98,12 @@ def record_rollouts(agents: Sequence[str] = ('heuristic', 'oracle'), seeds=range
                     env: RepairEnv | None = None) -> list[Trajectory]:
     "One trajectory per (task, baseline agent, seed)."
     env = env or RepairEnv()
-    return [record_episode(env, BASELINES[a](s), s, t, a) for t in _tasks(tasks)
+    return [record_episode(env, _demonstrator(a, t, s), s, t, a) for t in _tasks(tasks)
             for a in agents for s in seeds]
+
+def _demonstrator(agent: str, task: str, seed: int) -> Agent:
+    "The baseline `agent` for one episode; the exhaustive agent's search condensed to its path (`PathAgent`)."
+    return PathAgent(exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
 
 # %% ../../nbs/46_repair.train.ipynb #8855567c
 def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(3),
@@ -456,6 +460,7 @@ class TrainConfig(BaseModel):
     warmup_seeds: SeedRange = (0, 30)
     grpo_seeds: SeedRange = (200, 300)
     eval_seeds: SeedRange = (1000, 1050)
+    calibration_seeds: list[SeedRange] = []    # seeds a task was tuned on: never evaluated on
     eval_on: list[str] | None = None           # evaluation tasks (None: every task in TASKS)
     baselines: list[str] = ['random', 'heuristic', 'oracle']
     max_turns: int = 16                        # turns an episode may take in GRPO and evaluation
@@ -468,6 +473,12 @@ class TrainConfig(BaseModel):
         for name in ('warmup_seeds', 'grpo_seeds', 'eval_seeds'):
             a, b = getattr(self, name)
             if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
+        used = [('warmup', self.warmup_seeds), ('grpo', self.grpo_seeds),
+                *[('calibration', s) for s in self.calibration_seeds]]
+        (a, b), clash = self.eval_seeds, [f'{n} [{x}, {y})' for n, (x, y) in used
+                                          if max(x, self.eval_seeds[0]) < min(y, self.eval_seeds[1])]
+        if clash: raise ValueError(f'evaluation seeds [{a}, {b}) overlap seeds this recipe trained or calibrated on: '
+                                   f'{", ".join(clash)}; evaluate on held-out seeds')
         if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to '
                                                 'evaluate on every task')
         if bad := [t for t in [*self.tasks, *(self.curriculum or []),
@@ -505,6 +516,13 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
                                    sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
     'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16, sft=SFTSettings(epochs=20, max_length=1536),
                                     grpo=GRPOSettings(steps=30, temperature=0.7)),
+    # the expert tier: warm up on the exhaustive agent's condensed search, GRPO over a curriculum ending on expert
+    'tiny-expert': TrainConfig(tasks=['task_2_medium', 'task_4_expert'], curriculum=['task_2_medium', 'task_4_expert'],
+                               curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['exhaustive'],
+                               warmup_seeds=(2000, 2040), grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
+                               calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert'],
+                               baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'oracle'], max_turns=24,
+                               sft=SFTSettings(epochs=20, max_length=2048), grpo=GRPOSettings(steps=30, temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
                                    sft=_QWEN_SFT, grpo=_QWEN_GRPO),
     'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,   # the same on a T4
