@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.train.html.md"""
 
 # %% ../../nbs/46_repair.train.ipynb #e498f067
 from __future__ import annotations
-import json, tempfile, time
+import json, re, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -40,6 +40,17 @@ SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
 
 def _fix_text(r: dict) -> str: return ' '.join([r['op'], *map(str, r['args'].values())])
 
+def _sites_text(obs: RepairObservation) -> str:
+    "`inspect_groups` in a line: each site's label agreement and largest median ratio, then the fixes."
+    sites = re.findall(r'site (\d+): .*?other sites (\S+); largest median ratio (\S+) x(\S+)', obs.response)
+    fixes = '; '.join(f"{r['n']} {_fix_text(r)}" for r in obs.metadata['recommendations'])
+    return '; '.join(f"site {s} agree {a} {c} x{r.rstrip('.')}" for s, a, c, r in sites) + f' | fixes: {fixes}'
+
+def _columns_text(obs: RepairObservation) -> str:
+    "`inspect_columns` in a line: each column's median and maximum."
+    cols = re.findall(r'- (\S+) \(\w+\): .*?p50 (\S+), p95 \S+, max (\S+)', obs.response)
+    return 'p50/max: ' + '; '.join(f'{c} {a}/{b}' for c, a, b in cols)
+
 def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     "A one-line summary of an observation for an LLM agent: what the last command did, then the budget left."
     m, cmd = obs.metadata, obs.metadata.get('command')
@@ -47,6 +58,8 @@ def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     elif cmd is None: text = f"{m['task']}: accuracy {obs.baseline_accuracy:.3f}, target {obs.target_accuracy:.3f}"
     elif cmd.startswith('query_'):
         text = 'fixes: ' + ('; '.join(f"{r['n']} {_fix_text(r)}" for r in m['recommendations']) or 'none')
+    elif cmd == 'inspect_groups': text, max_chars = _sites_text(obs), 3 * max_chars
+    elif cmd == 'inspect_columns': text, max_chars = _columns_text(obs), 3 * max_chars
     elif cmd == 'apply': text = f'applied; quality {obs.estimated_quality:.3f}, rows {obs.rows_preserved_pct:.0%}'
     elif cmd in ('validate', 'submit'):
         text = f'accuracy {obs.current_accuracy:.3f}, target {obs.target_accuracy:.3f}'
