@@ -154,7 +154,8 @@ class Scripted:
 
 def _listed(obs: RepairObservation, skip: set = frozenset()) -> list[dict]:
     "The recommendations on show that keep rows and whose kind is not in `skip`."
-    return [r for r in obs.metadata.get('recommendations', []) if r['op'] not in ROW_DROPPING and fix_kind(r) not in skip]
+    return [r for r in obs.metadata.get('recommendations', []) if r['op'] not in ROW_DROPPING
+            and fix_kind(r) not in skip]
 
 # %% ../../nbs/43_repair.agents.ipynb #f4656d5b
 class GreedyAgent(Scripted):
@@ -170,7 +171,8 @@ class GreedyAgent(Scripted):
                 if (obs := (yield f"apply {recs[0]['n']}")).metadata.get('error'): continue
                 yield 'inspect_dataset'                                 # the validate cooldown
                 if (obs := (yield 'validate')).metadata.get('error'):
-                    yield 'undo'; return                                # no validates left: keep what was checked
+                    # no validates left: keep what was checked
+                    yield 'undo'; return
                 if obs.current_accuracy > best: best = obs.current_accuracy
                 else: obs = yield 'undo'
 

@@ -84,7 +84,10 @@ COMMANDS = {
 
 INSPECTION = {'inspect_columns': 'per-column type, missing values and quantiles',
               'inspect_groups': 'per-site rows, classes, label agreement, unit ratios; site fixes (costs 2)'}
+
 ALL_COMMANDS = {**COMMANDS, **INSPECTION}
+
+# %% ../../nbs/42_repair.env.ipynb #01c8e5d4
 COSTS = {'query_analyst': 2, 'query_validator': 2, 'inspect_groups': 2}
 
 _NEEDS_N, _OPTIONAL_N = {'apply', 'reject'}, {'query_augmenter'}
@@ -94,6 +97,7 @@ def commands_for(task: str) -> dict[str, str]:
     "The commands of `task`: `COMMANDS`, and the `INSPECTION` commands where its table has sites."
     return ALL_COMMANDS if get_task(task).n_sites else COMMANDS
 
+# %% ../../nbs/42_repair.env.ipynb #d83e51ba
 def parse_command(message: str, commands: dict[str, str] = COMMANDS) -> tuple[str, int | None]:
     "`(command, number)` from a message; raises `ValueError` with the valid `commands` if it is not one."
     words = message.strip().lower().split()
@@ -175,6 +179,7 @@ class RepairLimits:
 
 UNLIMITED = RepairLimits(validate_gap=0, episode_seconds=3600.0, unlimited=True)
 
+# %% ../../nbs/42_repair.env.ipynb #637433e4
 PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'duplicate_apply': 0.05,
              'apply_limit': 0.05, 'blind_apply': 0.08, 'wall_clock': 0.1, 'step_timeout': 0.05,
              'repeated_query': 0.05, 'validate_limit': 0.05, 'validate_cost': 0.03}

@@ -228,6 +228,7 @@ def site_predictions(df: pd.DataFrame | Frame, site: int) -> np.ndarray:
     "The labels a model of the other sites predicts for `site`'s rows (memoised by content)."
     return _site_predictions(df if isinstance(df, Frame) else Frame(df), int(site))
 
+# %% ../../nbs/41_repair.specialists.ipynb #7926a9aa
 def op_relabel_site(df, site):
     "Give `site`'s rows the labels a model of the other sites predicts."
     y = df.label.to_numpy(dtype=int, copy=True)
@@ -461,14 +462,20 @@ def analyst(d: Diagnosis) -> Report:
 def _parsed(df: pd.DataFrame, c: str) -> np.ndarray:
     return pd.to_numeric(df[c], errors='coerce').to_numpy(dtype=float)
 
+# %% ../../nbs/41_repair.specialists.ipynb #ca764981
 def column_summary(df: pd.DataFrame) -> Report:
     "Per feature: type, missing values, 5th/50th/95th percentiles and maximum (text parsed where it can be)."
     lines = []
     for c in features(df):
         v, kind = _parsed(df, c), 'num' if df[c].dtype.kind in 'biuf' else 'text'
         ok = v[~np.isnan(v)]
-        q = np.quantile(ok, [0.05, 0.5, 0.95]).round(2).tolist() + [round(float(ok.max()), 2)] if len(ok) else ['-'] * 4
-        lines.append(f'- {c} ({kind}): missing {int(pd.isna(df[c]).sum())}; p5 {q[0]}, p50 {q[1]}, p95 {q[2]}, max {q[3]}')
+        q = (
+            np.quantile(ok, [0.05, 0.5, 0.95]).round(2).tolist() + [round(float(ok.max()), 2)]
+            if len(ok)
+            else ['-'] * 4
+        )
+        lines.append(f'- {c} ({kind}): missing {int(pd.isna(df[c]).sum())}; p5 {q[0]}, p50 {q[1]}, p95 '
+                     f'{q[2]}, max {q[3]}')
     return Report('columns', lines)
 
 # %% ../../nbs/41_repair.specialists.ipynb #d3b9b855
@@ -482,6 +489,7 @@ def _unit_ratio(df: pd.DataFrame, rows: np.ndarray) -> tuple[str, float]:
         if abs(np.log10(r)) > abs(np.log10(best[1])): best = (c, float(r))
     return best
 
+# %% ../../nbs/41_repair.specialists.ipynb #1a817776
 @lru_cache(maxsize=512)
 def _group_report(frame: Frame) -> Report:
     df = frame.df
@@ -493,7 +501,8 @@ def _group_report(frame: Frame) -> Report:
         try: agree = f'{(site_predictions(frame, s) == y[rows]).mean():.0%}'
         except RepairError: agree = 'n/a'
         col, r = _unit_ratio(df, rows)
-        found.append(f'- site {s}: {int(rows.sum())} rows; classes {counts}; labels agree with a model of the '
+        found.append(f'- site {s}: {int(rows.sum())} rows; classes {counts}; labels agree with a model of '
+                     f'the '
                      f'other sites {agree}; largest median ratio {col or "-"} x{r:.3g}.')
         if col and abs(np.log10(r)) >= 1:
             f = float(10 ** round(np.log10(r)))
@@ -503,6 +512,7 @@ def _group_report(frame: Frame) -> Report:
                          'replaces the site\'s labels with predicted ones'))
     return Report('groups', found, fixes)
 
+# %% ../../nbs/41_repair.specialists.ipynb #6225b2cc
 def group_report(df: pd.DataFrame | Frame) -> Report:
     "Per site: rows, classes, label agreement with a model of the other sites, the largest median ratio; site fixes."
     return _group_report(df if isinstance(df, Frame) else Frame(df))

@@ -29,6 +29,7 @@ __all__ = ['CORRUPTIONS', 'TASKS', 'CORRUPTORS', 'LOGISTIC', 'TaskConfig', 'get_
 CORRUPTIONS = ('imbalance', 'label_noise', 'site_flip', 'logic', 'outliers', 'missing', 'unit_scale', 'types',
                'duplicates')
 
+# %% ../../nbs/40_repair.tasks.ipynb #6d67d970
 class TaskConfig(BaseModel):
     "One repair task: sizes, corruption strengths (injected in `CORRUPTIONS` order) and the step budget."
     model_config = ConfigDict(frozen=True, extra='forbid')
@@ -63,6 +64,7 @@ TASKS: dict[str, TaskConfig] = {t.name: t for t in [
                corruptions={'label_noise': 0.1, 'site_flip': 1.0, 'duplicates': 0.15, 'missing': 0.15,
                             'unit_scale': 1000.0, 'types': 0.1})]}
 
+# %% ../../nbs/40_repair.tasks.ipynb #4543303f
 def get_task(name: str) -> TaskConfig:
     "The task called `name`, or a `KeyError` listing the valid names."
     if name not in TASKS: raise KeyError(f'Unknown task {name!r}; valid tasks: {", ".join(TASKS)}')
@@ -97,7 +99,8 @@ def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     x, order = np.round(x * scale + offset, 3), rng.permutation(n)
     sites = np.random.default_rng([seed, 13]).integers(max(cfg.n_sites, 1), size=n).astype(float)
     extra = lambda rows: {'site': sites[rows]} if cfg.n_sites else {}
-    split = lambda rows: pd.DataFrame({**dict(zip(feature_names(d), x[rows].T)), **extra(rows), 'label': y[rows]})
+    split = lambda rows: pd.DataFrame({**dict(zip(feature_names(d), x[rows].T)),
+                                       **extra(rows), 'label': y[rows]})
     return split(order[:cfg.n_rows]), split(order[cfg.n_rows:])
 
 # %% ../../nbs/40_repair.tasks.ipynb #c67eb203
@@ -182,7 +185,8 @@ def corrupt_unit_scale(df, factor, rng):
     site, column = int(rng.integers(int(df.site.max()) + 1)), str(rng.choice(_informative(df)))
     v, rows = df[column].to_numpy(dtype=float, copy=True), df.site.to_numpy() == site
     v[rows] *= factor
-    return df.assign(**{column: v}), {'site': site, 'column': column, 'factor': float(factor), 'rows': int(rows.sum())}
+    return df.assign(**{column: v}), {'site': site, 'column': column, 'factor': float(factor),
+                                      'rows': int(rows.sum())}
 
 # %% ../../nbs/40_repair.tasks.ipynb #67edd170
 def corrupt_types(df, strength, rng):
@@ -197,7 +201,9 @@ def corrupt_types(df, strength, rng):
         text[c] = pd.Series(t, index=df.index, dtype=object)
     return df.assign(**text), {'columns': cols}
 
-CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise, 'site_flip': corrupt_site_flip,
+# %% ../../nbs/40_repair.tasks.ipynb #f0312a61
+CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise,
+              'site_flip': corrupt_site_flip,
               'unit_scale': corrupt_unit_scale,
               'duplicates': corrupt_duplicates, 'logic': corrupt_logic, 'outliers': corrupt_outliers,
               'missing': corrupt_missing, 'types': corrupt_types}

@@ -17,7 +17,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..core import bootstrap_ci, pair_by_seed, proportion_ci, win_rate
-from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode, grpo_train,
+from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode,
+                           grpo_train,
                            length_report, pretrained_agent, render, sample_commands, save_agent, sft_train,
                            tiny_agent)
 from ..plotting import plot_style
@@ -44,13 +45,15 @@ def _sites_text(obs: RepairObservation) -> str:
     "`inspect_groups` in a line: each site's label agreement and largest median ratio, then the fixes."
     sites = re.findall(r'site (\d+): .*?other sites (\S+); largest median ratio (\S+) x(\S+)', obs.response)
     fixes = '; '.join(f"{r['n']} {_fix_text(r)}" for r in obs.metadata['recommendations'])
-    return '; '.join(f"site {s} agree {a} {c} x{r.rstrip('.')}" for s, a, c, r in sites) + f' | fixes: {fixes}'
+    return '; '.join(f"site {s} agree {a} {c} x{r.rstrip('.')}"
+                     for s, a, c, r in sites) + f' | fixes: {fixes}'
 
 def _columns_text(obs: RepairObservation) -> str:
     "`inspect_columns` in a line: each column's median and maximum."
     cols = re.findall(r'- (\S+) \(\w+\): .*?p50 (\S+), p95 \S+, max (\S+)', obs.response)
     return 'p50/max: ' + '; '.join(f'{c} {a}/{b}' for c, a, b in cols)
 
+# %% ../../nbs/46_repair.train.ipynb #484ce399
 def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     "A one-line summary of an observation for an LLM agent: what the last command did, then the budget left."
     m, cmd = obs.metadata, obs.metadata.get('command')
@@ -114,6 +117,7 @@ def record_rollouts(agents: Sequence[str] = ('heuristic', 'oracle'), seeds=range
     return [record_episode(env, _demonstrator(a, t, s), s, t, a) for t in _tasks(tasks)
             for a in agents for s in seeds]
 
+# %% ../../nbs/46_repair.train.ipynb #59250f49
 def _demonstrator(agent: str, task: str, seed: int) -> Agent:
     "The baseline `agent` for one episode; the exhaustive agent's search condensed to its path (`PathAgent`)."
     return PathAgent(exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
@@ -490,7 +494,8 @@ class TrainConfig(BaseModel):
                 *[('calibration', s) for s in self.calibration_seeds]]
         (a, b), clash = self.eval_seeds, [f'{n} [{x}, {y})' for n, (x, y) in used
                                           if max(x, self.eval_seeds[0]) < min(y, self.eval_seeds[1])]
-        if clash: raise ValueError(f'evaluation seeds [{a}, {b}) overlap seeds this recipe trained or calibrated on: '
+        if clash: raise ValueError(f'evaluation seeds [{a}, {b}) overlap seeds this recipe trained or '
+                                   f'calibrated on: '
                                    f'{", ".join(clash)}; evaluate on held-out seeds')
         if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to '
                                                 'evaluate on every task')
@@ -519,26 +524,34 @@ _QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lor
 
 # %% ../../nbs/46_repair.train.ipynb #a622d679
 # where the heuristic fails: medium and hard, warmed up on observation-only demonstrators
-_MEDIUM_HARD = dict(tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'], warmup_seeds=(0, 40),
+_MEDIUM_HARD = dict(tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'],
+                    warmup_seeds=(0, 40),
                     grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
                     baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20)
 
+# %% ../../nbs/46_repair.train.ipynb #1bddeec5
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
     'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
                                    sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
-    'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16, sft=SFTSettings(epochs=20, max_length=1536),
+    'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16,
+                                    sft=SFTSettings(epochs=20, max_length=1536),
                                     grpo=GRPOSettings(steps=30, temperature=0.7)),
-    # the expert tier: warm up on the exhaustive agent's condensed search, GRPO over a curriculum ending on expert
-    'tiny-expert': TrainConfig(tasks=['task_2_medium', 'task_4_expert'], curriculum=['task_2_medium', 'task_4_expert'],
+    # the expert tier: warm up on the exhaustive agent's condensed search, GRPO over a curriculum ending on
+    # expert
+    'tiny-expert': TrainConfig(tasks=['task_2_medium', 'task_4_expert'],
+                               curriculum=['task_2_medium', 'task_4_expert'],
                                curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['exhaustive'],
                                warmup_seeds=(2000, 2040), grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
                                calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert'],
-                               baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'oracle'], max_turns=24,
-                               sft=SFTSettings(epochs=20, max_length=2048), grpo=GRPOSettings(steps=30, temperature=0.7)),
+                               baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'oracle'],
+                               max_turns=24,
+                               sft=SFTSettings(epochs=20, max_length=2048),
+                               grpo=GRPOSettings(steps=30, temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
                                    sft=_QWEN_SFT, grpo=_QWEN_GRPO),
-    'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,   # the same on a T4
+    'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,
+                                            # the same on a T4
                                             sft=_QWEN_SFT, grpo=_QWEN_GRPO),
 }
 
