@@ -1,6 +1,16 @@
 """Benchmark the data-repair environment's baseline agents.
 
+    python benchmarks/repair.py --tasks task_4_expert --agents random,submit,reader,greedy,exhaustive,oracle --seeds 0:40 --json
     python benchmarks/repair.py --agents random,submit,heuristic,oracle --seeds 50 --start 0
+
+With `--json` it prints `{"tasks": {TASK: {"clean_accuracy", "corrupt_accuracy", "agents": {AGENT: {"success",
+"ci", "mean_return"}}}}}`: per task the mean held-out accuracy of the model trained on the clean and on the corrupted
+rows, and per agent the success rate with its Wilson 95% interval and the mean return. `--seeds START:COUNT` names the
+seeds. An agent is any name in `BASELINES` (random, submit, heuristic, reader, greedy, exhaustive, oracle; the
+exhaustive agent plays with the `UNLIMITED` limits: no step budget, no validate cap) or a trained agent's run folder
+(its `grpo` model, else its `sft` one, played greedily).
+
+Without `--json` (the older report):
 
 Prints one JSON object: per task, `clean_accuracy` and `corrupted_accuracy` (held-out, mean over seeds), `fit_ms_median`
 (one uncached retrain and held-out score: the model on the clean training rows) and, per agent, `success_rate`,
@@ -16,17 +26,34 @@ the cold trajectories exactly, or the benchmark fails.
 """
 import argparse, json, statistics, sys, time
 import numpy as np
-from dataenvgym.repair.agents import HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent
-from dataenvgym.repair.env import RepairEnv, calibrate, clear_caches, one_thread
+from pathlib import Path
+from dataenvgym.core import proportion_ci
+from dataenvgym.repair.env import UNLIMITED, RepairEnv, calibrate, clear_caches, one_thread
 from dataenvgym.repair.tasks import TASKS, Classifier
+from dataenvgym.repair.train import BASELINES
 
-AGENTS = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: SubmitAgent(),
-          'heuristic': lambda seed: HeuristicAgent(), 'oracle': lambda seed: OracleAgent()}
+AGENTS = BASELINES
+
+
+def make_env(task: str, name: str) -> RepairEnv:
+    "The environment an agent plays in: the exhaustive agent gets an unlimited budget (the observation-fair ceiling)."
+    return RepairEnv(task, limits=UNLIMITED if name == 'exhaustive' else None)
+
+
+def run_folder_agent(folder: str):
+    "A factory of the trained agent saved in a run folder (its `grpo` model, else `sft`), played greedily."
+    from dataenvgym.repair.train import LMAgent, TrainConfig, load_agent
+    root = Path(folder)
+    path = next((root / n for n in ('grpo', 'sft') if (root / n).exists()), None)
+    if path is None: raise SystemExit(f'{folder}: no grpo/ or sft/ model in this run folder')
+    config = TrainConfig.load(root / 'config.yaml') if (root / 'config.yaml').exists() else TrainConfig()
+    model, tok = load_agent(path, config)
+    return lambda seed: LMAgent(model, tok)
 
 
 def play(task: str, name: str, seeds: list[int]) -> tuple[list[tuple], dict]:
     "One episode per seed: the trajectories (commands, return, success, accuracy) and the pass's speed."
-    env, episodes, steps, validate_ms = RepairEnv(task), [], 0, []
+    env, episodes, steps, validate_ms = make_env(task, name), [], 0, []
     t0 = time.perf_counter()
     for seed in seeds:
         agent = AGENTS[name](seed)
@@ -69,18 +96,64 @@ def task_accuracies(task: str, seeds: list[int]) -> dict:
             'fit_ms_median': round(statistics.median(fit_ms), 2)}
 
 
+def outcomes(task: str, name: str, make, seeds: list[int]) -> dict:
+    "One pass of an agent over the seeds: its success rate, the Wilson 95% interval and the mean return."
+    env, wins, returns = make_env(task, name), [], []
+    for seed in seeds:
+        agent, ret = make(seed), 0.0
+        obs = env.reset(seed=seed)
+        agent.begin(env)
+        while not obs.done:
+            obs = env.step(agent.act(obs))
+            ret += obs.reward or 0.0
+        wins.append(bool(env.state.success)); returns.append(ret)
+    return {'success': round(float(np.mean(wins)), 4), 'ci': list(proportion_ci(sum(wins), len(wins))),
+            'mean_return': round(float(np.mean(returns)), 4)}
+
+
+def json_report(tasks: list[str], agents: dict, seeds: list[int]) -> dict:
+    "The `--json` report: per task, clean and corrupted accuracy, and each agent's success, interval and return."
+    out = {'tasks': {}, 'seeds': [seeds[0], len(seeds)]}
+    for task in tasks:
+        acc = task_accuracies(task, seeds)
+        res = out['tasks'][task] = {'clean_accuracy': acc['clean_accuracy'], 'corrupt_accuracy': acc['corrupted_accuracy'],
+                                    'agents': {}}
+        for name, make in agents.items():
+            res['agents'][name] = outcomes(task, name, make, seeds)
+            print(task, name, res['agents'][name], file=sys.stderr, flush=True)
+    return out
+
+
+def parse_seeds(text: str, start: int) -> list[int]:
+    "`START:COUNT`, or a count from `start`."
+    first, _, count = text.rpartition(':')
+    try: first, count = int(first) if first else start, int(count)
+    except ValueError: raise SystemExit(f'--seeds takes COUNT or START:COUNT, not {text!r}')
+    if count < 1 or first < 0: raise SystemExit(f'--seeds needs COUNT >= 1 and START >= 0, not {text!r}')
+    return list(range(first, first + count))
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--agents', default='random,submit,heuristic,oracle')
-    p.add_argument('--seeds', type=int, default=50)
+    p.add_argument('--seeds', default='50', help='COUNT (from --start) or START:COUNT')
     p.add_argument('--start', type=int, default=0)
     p.add_argument('--tasks', default=','.join(TASKS))
+    p.add_argument('--json', action='store_true', help='print the compact report (success, ci, mean_return)')
     a = p.parse_args(argv)
-    agents, seeds = [x.strip() for x in a.agents.split(',') if x.strip()], list(range(a.start, a.start + a.seeds))
-    bad = [x for x in agents if x not in AGENTS]
-    if bad: p.error(f'unknown agents {bad}; valid: {", ".join(AGENTS)}')
+    agents, seeds = [x.strip() for x in a.agents.split(',') if x.strip()], parse_seeds(a.seeds, a.start)
+    tasks = [t.strip() for t in a.tasks.split(',') if t.strip()]
+    if bad := [t for t in tasks if t not in TASKS]: p.error(f'unknown tasks {bad}; valid: {", ".join(TASKS)}')
+    bad = [x for x in agents if x not in AGENTS and not Path(x).is_dir()]
+    if bad: p.error(f'unknown agents {bad}; valid: {", ".join(AGENTS)} or a run folder')
+    if a.json:
+        makers = {x: AGENTS[x] if x in AGENTS else run_folder_agent(x) for x in agents}
+        out = json_report(tasks, makers, seeds)
+        print(json.dumps(out, indent=1))
+        return out
+    if folders := [x for x in agents if x not in AGENTS]: p.error(f'run folders {folders} need --json')
     out = {}
-    for task in a.tasks.split(','):
+    for task in tasks:
         out[task] = task_accuracies(task, seeds)
         for name in agents:
             out[task][name] = run_agent(task, name, seeds)

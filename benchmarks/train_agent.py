@@ -2,6 +2,13 @@
 
     python benchmarks/train_agent.py --train-seeds 30 --eval-seeds 50 --grpo-steps 10 --threads 2
     python benchmarks/train_agent.py --config tiny-medium-hard --out runs/agent-medium-hard --threads 2
+    python benchmarks/train_agent.py --config tiny-expert --eval-seeds 0:40 --out runs/agent-expert --json
+
+With `--config`, `--eval-seeds START:COUNT` replaces the config's evaluation seeds; a seed the recipe trained on
+(warm-up, GRPO) or calibrated its tasks on is refused with an error. `--json` prints only the compact result:
+`{"tasks": {TASK: {"trained": {"success"}, "sft": {"success"}, "grpo_minus_sft": {"mean", "lo", "hi"},
+"baselines": {AGENT: {"success"}}}}}` (differences in points, 95% bootstrap interval, paired by seed) with the reward
+curve and the timings.
 
 With `--config` (a name in `TRAIN_CONFIGS` or a YAML/JSON file) it runs that config's recipe instead — `run_sft`,
 `run_grpo`, `run_eval` into `--out`, the same phases as `dataenvgym train` — and prints the SFT and GRPO summaries,
@@ -27,11 +34,36 @@ from dataenvgym.repair.train import (EnvRollouts, TrainConfig, eval_summary, eva
                                      run_eval, run_grpo, run_sft, success_rates, warmup_dataset)
 
 
-def from_config(name: str, out: str, threads: int) -> dict:
+def config_for(name: str, threads: int, eval_seeds: str | None = None) -> TrainConfig:
+    "The named (or file) config with the thread count and, if given, the evaluation seeds `START:COUNT` (re-validated)."
+    config = TrainConfig.load(name).model_dump()
+    if eval_seeds is not None:
+        start, _, count = eval_seeds.partition(':')
+        try: config['eval_seeds'] = (int(start), int(start) + int(count))
+        except ValueError: raise SystemExit(f'--eval-seeds takes START:COUNT, not {eval_seeds!r}')
+    try: return TrainConfig.model_validate({**config, 'threads': threads})
+    except ValueError as e: raise SystemExit(f'{name}: {e}')
+
+
+def compact(res: dict) -> dict:
+    "The `--json` result: per task trained and SFT success, GRPO - SFT in points (95% CI), the baselines' success."
+    ev, tasks = res['eval'], {}
+    for task, t in ev['tasks'].items():
+        d = (ev.get('grpo_vs_sft') or {}).get(task) or {}
+        lo, hi = d.get('success_diff_ci') or [None, None]
+        pts = lambda x: None if x is None else round(100 * x, 1)
+        tasks[task] = {'trained': {'success': t['agents']['trained']['success']},
+                       'sft': {'success': t['agents'].get('sft', {}).get('success')},
+                       'grpo_minus_sft': {'mean': pts(d.get('success_diff')), 'lo': pts(lo), 'hi': pts(hi)},
+                       'baselines': {a: {'success': s['success']} for a, s in t['agents'].items()
+                                     if a not in ('trained', 'sft')}}
+    return {'tasks': tasks, 'grpo_reward': res['grpo']['reward'], 'grpo_level': res['grpo']['level'],
+            'warmup_chats': res['sft']['chats'], 'timing': res['timing'], 'commands': ev.get('commands')}
+
+
+def from_config(config: TrainConfig, out: str) -> dict:
     "The config's recipe (SFT, GRPO, evaluation of both on the held-out seeds) with its timings."
     from pathlib import Path
-    config = TrainConfig.load(name)
-    config = config.model_copy(update={'threads': threads})
     res, t = {'config': config.model_dump(mode='json')}, time.perf_counter()
     res['sft'] = run_sft(config, out)
     res['sft_seconds'] = round(time.perf_counter() - t, 1); t = time.perf_counter()
@@ -53,19 +85,23 @@ def main():
     p.add_argument('--eval-tasks', nargs='+', default=list(TASKS), choices=list(TASKS),
                    help='the tasks evaluated after SFT and after GRPO (default: all four)')
     p.add_argument('--train-seeds', type=int, default=30)
-    p.add_argument('--eval-seeds', type=int, default=50)
+    p.add_argument('--eval-seeds', default=None, help='COUNT from 1000, or with --config START:COUNT')
     p.add_argument('--epochs', type=float, default=40)
     p.add_argument('--grpo-steps', type=int, default=10)
     p.add_argument('--grpo-lr', type=float, default=1e-4)
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--config', help="run a TrainConfig's recipe (a name in TRAIN_CONFIGS or a file) instead")
     p.add_argument('--out', default=None, help='run folder for --config (default: runs/agent-<config>)')
+    p.add_argument('--json', action='store_true', help='with --config: print the compact result only')
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     if a.config:
         from pathlib import Path
-        print(json.dumps(from_config(a.config, a.out or f'runs/agent-{Path(a.config).stem}', a.threads), indent=1))
+        config = config_for(a.config, a.threads, a.eval_seeds)
+        res = from_config(config, a.out or f'runs/agent-{Path(a.config).stem}')
+        print(json.dumps(compact(res) if a.json else res, indent=1))
         return
+    a.eval_seeds = int(a.eval_seeds or 50)
     eval_tasks = list(dict.fromkeys([a.task, *a.eval_tasks]))
     out, t = {'args': vars(a)}, time.perf_counter()
     model, tok = tiny_agent()

@@ -12,7 +12,7 @@ __all__ = ['NAMESPACE', 'REPAIR_TASKS', 'TEACHING_ENVS', 'env_specs', 'register_
 
 # %% ../nbs/05_gyms.ipynb #de5b4589
 NAMESPACE = 'dataenvgym'
-REPAIR_TASKS = ('task_0_tutorial', 'task_1_easy', 'task_2_medium', 'task_3_hard')
+REPAIR_TASKS = ('task_0_tutorial', 'task_1_easy', 'task_2_medium', 'task_3_hard', 'task_4_expert')
 TEACHING_ENVS = {'SkillList': 'skill-list', 'SkillTree': 'skill-tree', 'OpenEnded': 'open-ended'}
 
 def env_specs() -> dict[str, tuple[str, dict[str, Any]]]:

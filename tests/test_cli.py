@@ -105,8 +105,8 @@ def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
     assert grpo['from'] == str(out / 'sft') and grpo['episodes'] == 2 and len(grpo['reward']) == 1
     assert ev['model'] == str(out / 'grpo') and set(ev['success_rate']) == {'trained', 'sft', 'heuristic'}   # GRPO beside its start
     rows = [json.loads(l) for l in (out / 'eval.jsonl').read_text().splitlines()]
-    tasks = ['task_0_tutorial', 'task_1_easy', 'task_2_medium', 'task_3_hard']      # every task, by default
-    assert len(rows) == 24 and {r['seed'] for r in rows} == {1000, 1001} and list(ev['tasks']) == tasks
+    tasks = ['task_0_tutorial', 'task_1_easy', 'task_2_medium', 'task_3_hard', 'task_4_expert']  # every task, by default
+    assert len(rows) == 30 and {r['seed'] for r in rows} == {1000, 1001} and list(ev['tasks']) == tasks
     assert all((out / f).exists() for f in ['logs/sft.jsonl', 'logs/grpo.jsonl', 'logs/rollouts.jsonl', 'eval.png', 'training.png',
                                             'eval.md'])
     text = run('train', 'eval', '--config', str(config), '--out', str(out)).stdout

@@ -1,4 +1,4 @@
-"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, oracle) and an episode runner.
+"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, greedy search, exhaustive search, oracle) and an episode runner.
 
 Docs: https://dataenvgym.github.io/dataenvgym/repair.agents.html.md"""
 
@@ -10,13 +10,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 import numpy as np
-from .env import COMMANDS, RepairEnv, RepairObservation
+from typing import Iterator
+from .env import COMMANDS, UNLIMITED, RepairEnv, RepairObservation, commands_for
 from .specialists import reference_plan
 from ..plotting import plot_style
 
 # %% auto #0
 __all__ = ['SOURCE', 'ROW_DROPPING', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'fix_kind',
-           'ReaderAgent', 'RepairResult', 'play_episode', 'compare_agents', 'plot_comparison']
+           'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'PathAgent',
+           'exhaustive_path', 'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -31,11 +33,11 @@ class SubmitAgent:
 
 # %% ../../nbs/43_repair.agents.ipynb #e8984ffb
 class RandomAgent:
-    "A uniformly random command (numbers 1–6), seeded."
+    "A uniformly random command of the task (numbers 1–6), seeded."
     def __init__(self, seed: int = 0): self.rng = np.random.default_rng(seed)
     def begin(self, env): pass
     def act(self, obs):
-        cmd = str(self.rng.choice(list(COMMANDS)))
+        cmd = str(self.rng.choice(list(commands_for(obs.metadata.get('task', 'task_0_tutorial')))))
         return f'{cmd} {self.rng.integers(1, 7)}' if cmd in ('apply', 'reject') else cmd
 
 class HeuristicAgent:
@@ -51,7 +53,7 @@ class HeuristicAgent:
 SOURCE = {'coerce_numeric': 'query_cleaner', 'drop_duplicates': 'query_cleaner',
           'clip_outliers': 'query_cleaner',
           'impute': 'query_cleaner', 'fix_logic': 'query_validator', 'relabel': 'query_validator',
-          'smote': 'query_balancer'}
+          'smote': 'query_balancer', 'rescale': 'inspect_groups', 'relabel_site': 'inspect_groups'}
 
 # %% ../../nbs/43_repair.agents.ipynb #005dd530
 class OracleAgent:
@@ -136,6 +138,84 @@ def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = Non
     s = env.state
     return RepairResult(s.task, seed, bool(s.success), ret, float(s.final_accuracy), env.baseline, env.target,
                         s.step_count, time.perf_counter() - t0, list(s.history))
+
+# %% ../../nbs/43_repair.agents.ipynb #58179eea
+class Scripted:
+    "An agent whose `plan(obs)` generator yields commands and receives each resulting observation; then submits."
+    def begin(self, env): self._plan = None
+    def act(self, obs: RepairObservation) -> str:
+        try:
+            if self._plan is None:
+                self._plan = self.plan(obs)
+                return next(self._plan)
+            return self._plan.send(obs)
+        except StopIteration: return 'submit'
+    def plan(self, obs: RepairObservation) -> Iterator[str]: yield 'submit'
+
+def _listed(obs: RepairObservation, skip: set = frozenset()) -> list[dict]:
+    "The recommendations on show that keep rows and whose kind is not in `skip`."
+    return [r for r in obs.metadata.get('recommendations', []) if r['op'] not in ROW_DROPPING
+            and fix_kind(r) not in skip]
+
+# %% ../../nbs/43_repair.agents.ipynb #f4656d5b
+class GreedyAgent(Scripted):
+    "Tries each kind of fix the specialists list once; keeps it when a validate shows a gain, else undoes it."
+    specialists = ('query_cleaner', 'query_validator', 'query_balancer')
+    def plan(self, obs):
+        best, tried = obs.current_accuracy, set()
+        for source in self.specialists:
+            while obs.budget_remaining > 6:
+                obs = yield source
+                if not (recs := _listed(obs, tried)): break
+                tried.add(fix_kind(recs[0]))
+                if (obs := (yield f"apply {recs[0]['n']}")).metadata.get('error'): continue
+                yield 'inspect_dataset'                                 # the validate cooldown
+                if (obs := (yield 'validate')).metadata.get('error'):
+                    # no validates left: keep what was checked
+                    yield 'undo'; return
+                if obs.current_accuracy > best: best = obs.current_accuracy
+                else: obs = yield 'undo'
+
+# %% ../../nbs/43_repair.agents.ipynb #bad18fd7
+class ExhaustiveAgent(Scripted):
+    "Steepest ascent over every listed row-keeping fix, each scored by a validate (meant for `UNLIMITED` limits)."
+    sources = ('query_cleaner', 'query_validator', 'query_balancer', 'inspect_groups')
+    def __init__(self, rounds: int = 12): self.rounds, self.path = rounds, []
+    def plan(self, obs):
+        listing = (yield 'help').response
+        sources = [s for s in self.sources if s in listing]
+        best = obs.current_accuracy
+        for _ in range(self.rounds):
+            scores = {}
+            for s in sources:
+                for r in _listed((yield s)):
+                    if (yield f"apply {r['n']}").metadata.get('error'): continue
+                    if (v := (yield 'validate')).metadata.get('error'): return
+                    scores[(s, r['n'])] = v.current_accuracy
+                    yield 'undo'
+                    yield s
+            if not scores or max(scores.values()) <= best + 1e-9: return
+            (s, n), best = max(scores.items(), key=lambda kv: kv[1])
+            self.path.append((s, n))
+            yield s
+            yield f'apply {n}'
+            yield 'validate'
+
+# %% ../../nbs/43_repair.agents.ipynb #3178cb25
+class PathAgent(Scripted):
+    "Replays a path of `(source, recommendation)` choices (e.g. `ExhaustiveAgent.path`), then validates and submits."
+    def __init__(self, path: list[tuple[str, int]]): self.path = list(path)
+    def plan(self, obs):
+        for source, n in self.path:
+            yield source
+            yield f'apply {n}'
+        yield 'validate'
+
+def exhaustive_path(task: str, seed: int) -> list[tuple[str, int]]:
+    "The fixes the exhaustive agent commits to on `(task, seed)` with an unlimited budget."
+    agent = ExhaustiveAgent()
+    play_episode(RepairEnv(task, limits=UNLIMITED), agent, seed)
+    return agent.path
 
 # %% ../../nbs/43_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,

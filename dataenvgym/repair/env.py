@@ -1,4 +1,4 @@
-"""The data-repair environment: twelve text commands, composable rubrics and enforced anti-exploit rules, in the shape of OpenEnv; resets memoised by seed.
+"""The data-repair environment: thirteen text commands (two more to inspect sites in the expert task), composable rubrics and enforced anti-exploit rules, in the shape of OpenEnv; resets memoised by seed.
 
 Docs: https://dataenvgym.github.io/dataenvgym/repair.env.html.md"""
 
@@ -24,13 +24,15 @@ from .tasks import (TASKS, Classifier, EpisodeData, Frame, content_hash, get_tas
 from .specialists import (Diagnosis, Fix, RepairError, Report, _failures, _label_issues,
                                            _run_fix, analyst, apply_fix, augmenter, balancer, cleaner,
                                            data_facts, feature_shape, features, make_schema,
-                                           reference_repair, row_groups, validator)
+                                           reference_repair, row_groups, validator, column_summary,
+                                           group_report)
 
 # %% auto #0
-__all__ = ['COMMANDS', 'COSTS', 'PENALTIES', 'one_thread', 'RepairAction', 'RepairObservation', 'RepairState', 'parse_command',
-           'Outcome', 'accuracy_reward', 'process_reward', 'preservation_reward', 'efficiency_reward', 'step_reward',
-           'make_rubric', 'RepairLimits', 'GroundTruthChanged', 'Calibration', 'truth_hash', 'duplicate_groups',
-           'calibrate', 'clear_caches', 'RepairEnv']
+__all__ = ['COMMANDS', 'INSPECTION', 'ALL_COMMANDS', 'COSTS', 'UNLIMITED', 'PENALTIES', 'one_thread', 'RepairAction',
+           'RepairObservation', 'RepairState', 'commands_for', 'parse_command', 'Outcome', 'accuracy_reward',
+           'process_reward', 'preservation_reward', 'efficiency_reward', 'step_reward', 'make_rubric', 'RepairLimits',
+           'GroundTruthChanged', 'Calibration', 'truth_hash', 'duplicate_groups', 'calibrate', 'clear_caches',
+           'RepairEnv']
 
 # %% ../../nbs/42_repair.env.ipynb #b27f0fc0
 class RepairAction(BaseModel):
@@ -80,18 +82,29 @@ COMMANDS = {
     'undo': 'revert the last apply (3 levels)', 'validate': 'retrain and score on held-out rows',
     'submit': 'finish the episode'}
 
-COSTS = {'query_analyst': 2, 'query_validator': 2}
+INSPECTION = {'inspect_columns': 'per-column type, missing values and quantiles',
+              'inspect_groups': 'per-site rows, classes, label agreement, unit ratios; site fixes (costs 2)'}
+
+ALL_COMMANDS = {**COMMANDS, **INSPECTION}
+
+# %% ../../nbs/42_repair.env.ipynb #01c8e5d4
+COSTS = {'query_analyst': 2, 'query_validator': 2, 'inspect_groups': 2}
 
 _NEEDS_N, _OPTIONAL_N = {'apply', 'reject'}, {'query_augmenter'}
 
 # %% ../../nbs/42_repair.env.ipynb #445351e3
-def parse_command(message: str) -> tuple[str, int | None]:
-    "`(command, number)` from a message; raises `ValueError` with the valid commands if it is not one."
+def commands_for(task: str) -> dict[str, str]:
+    "The commands of `task`: `COMMANDS`, and the `INSPECTION` commands where its table has sites."
+    return ALL_COMMANDS if get_task(task).n_sites else COMMANDS
+
+# %% ../../nbs/42_repair.env.ipynb #d83e51ba
+def parse_command(message: str, commands: dict[str, str] = COMMANDS) -> tuple[str, int | None]:
+    "`(command, number)` from a message; raises `ValueError` with the valid `commands` if it is not one."
     words = message.strip().lower().split()
-    valid = f'valid commands: {", ".join(COMMANDS)}'
+    valid = f'valid commands: {", ".join(commands)}'
     if not words: raise ValueError(f'empty command; {valid}')
     cmd, args = words[0], words[1:]
-    if cmd not in COMMANDS: raise ValueError(f'unknown command {cmd[:30]!r}; {valid}')
+    if cmd not in commands: raise ValueError(f'unknown command {cmd[:30]!r}; {valid}')
     if cmd in _NEEDS_N and (len(args) != 1 or not args[0].isdigit()):
         raise ValueError(f'{cmd} needs a number, e.g. `{cmd} 1`')
     if cmd in _OPTIONAL_N and (len(args) > 1 or (args and not args[0].isdigit())):
@@ -162,10 +175,14 @@ class RepairLimits:
     episode_seconds: float = 300.0
     step_seconds: float = 30.0
     undo_depth: int = 3
+    unlimited: bool = False
 
+UNLIMITED = RepairLimits(validate_gap=0, episode_seconds=3600.0, unlimited=True)
+
+# %% ../../nbs/42_repair.env.ipynb #637433e4
 PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'duplicate_apply': 0.05,
              'apply_limit': 0.05, 'blind_apply': 0.08, 'wall_clock': 0.1, 'step_timeout': 0.05,
-             'repeated_query': 0.05}
+             'repeated_query': 0.05, 'validate_limit': 0.05, 'validate_cost': 0.03}
 
 # %% ../../nbs/42_repair.env.ipynb #99188731
 class GroundTruthChanged(RuntimeError):
@@ -266,6 +283,7 @@ def data_hash(self: RepairEnv) -> str:
 def _start(self: RepairEnv, task: str, seed: int) -> None:
     "Set up the episode of `task` with `seed` from its calibration (no observation)."
     self.task = get_task(task).name
+    self.commands, self.validates = commands_for(self.task), 0
     self.cal = cal = calibrate(self.task, seed)
     self.ep, self.clf, self.baseline, self.reference = cal.ep, cal.clf, cal.baseline, cal.reference
     self.target, self.groups, self.truth_hash = cal.target, cal.groups, cal.truth_hash
@@ -277,7 +295,7 @@ def _start(self: RepairEnv, task: str, seed: int) -> None:
     self.started = self.clock()
     self.rubric.reset()
     self._state = RepairState(episode_id=stable_id(self.task, seed), task=self.task, seed=seed,
-                              budget_remaining=cal.ep.task.budget)
+                              budget_remaining=10**6 if self.limits.unlimited else cal.ep.task.budget)
 
 # %% ../../nbs/42_repair.env.ipynb #00b7acf2
 @patch
@@ -349,12 +367,13 @@ def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservatio
     msg, out, cap = action.message, Outcome(''), self.limits.max_message
     if len(msg) > cap: msg, out.penalties['truncated'] = msg[:cap], PENALTIES['truncated']
     t0, before = self.clock(), (self.frame(), list(self.undo_stack))
-    try: cmd, n = parse_command(msg)
+    try: cmd, n = parse_command(msg, self.commands)
     except ValueError as e: cmd, n, out.error = 'invalid', None, str(e)
     out.command, out.paid_before = cmd, self.paid
     self._state.step_count += 1
     self._state.history.append(msg)
-    self._state.budget_remaining = max(0, self._state.budget_remaining - COSTS.get(cmd, 1))
+    cost = self.ep.task.validate_cost if cmd == 'validate' else COSTS.get(cmd, 1)
+    self._state.budget_remaining = max(0, self._state.budget_remaining - cost)
     self.since_validate += 1
     text = f'Error: {out.error}' if out.error else getattr(self, f'_do_{cmd}')(n, out)
     text += self._time_and_budget(cmd, out, t0, before)
@@ -391,7 +410,7 @@ def _time_and_budget(self: RepairEnv, cmd: str, out: Outcome, t0: float, before:
 @patch
 def _do_help(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "The commands and what each does."
-    return 'Commands:\n' + '\n'.join(f'- {c}: {d}' for c, d in COMMANDS.items())
+    return 'Commands:\n' + '\n'.join(f'- {c}: {d}' for c, d in self.commands.items())
 
 # %% ../../nbs/42_repair.env.ipynb #f0840858
 @patch
@@ -451,6 +470,17 @@ def _do_query_analyst(self: RepairEnv, n: int | None, out: Outcome) -> str:
 def _do_query_augmenter(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "The augmenter's fixes for class `n` (default: the smallest class)."
     return self._query(f'augmenter {n}', augmenter(self.diagnosis(), n), out)
+
+# %% ../../nbs/42_repair.env.ipynb #3928fbe7
+@patch
+def _do_inspect_columns(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "Per-column type, missing values and quantiles."
+    return self._memo('columns', lambda: column_summary(self.df)).text()
+
+@patch
+def _do_inspect_groups(self: RepairEnv, n: int | None, out: Outcome) -> str:
+    "Per-site summary; its site fixes become the recommendations."
+    return self._query('groups', group_report(self.frame()), out)
 
 # %% ../../nbs/42_repair.env.ipynb #06d21702
 @patch
@@ -540,13 +570,19 @@ def _score(self: RepairEnv, out: Outcome) -> float:
 # %% ../../nbs/42_repair.env.ipynb #ce53a48a
 @patch
 def _do_validate(self: RepairEnv, n: int | None, out: Outcome) -> str:
-    "Retrain and score on the held-out rows (after a cooldown)."
+    "Retrain and score on the held-out rows (after a cooldown; a scarce, costly resource where the task limits it)."
     if self.since_validate <= self.limits.validate_gap:
         out.error, out.penalties['redundant_validate'] = 'validate cooldown', PENALTIES['redundant_validate']
         return f'Error: validate needs {self.limits.validate_gap} other actions since the last one.'
-    acc = self._score(out)
+    cap = None if self.limits.unlimited else self.ep.task.validate_limit
+    if cap is not None and self.validates >= cap:
+        out.error, out.penalties['validate_limit'] = 'validate limit', PENALTIES['validate_limit']
+        return f'Error: this task allows {cap} validates per episode; none is left (submit scores the data).'
+    if cap is not None: out.penalties['validate_cost'] = PENALTIES['validate_cost']
+    self.validates += 1
+    acc, left = self._score(out), '' if cap is None else f'; {cap - self.validates} validates left'
     return (f'Validated: held-out accuracy {acc:.3f} (baseline {self.baseline:.3f}, '
-            f'target {self.target:.3f}).')
+            f'target {self.target:.3f}{left}).')
 
 # %% ../../nbs/42_repair.env.ipynb #432860c4
 @patch

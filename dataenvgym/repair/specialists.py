@@ -28,9 +28,10 @@ from .tasks import (Classifier, Frame, make_episode, make_model, matrix, model_m
 __all__ = ['IMPUTERS', 'OPS', 'PRIORITY', 'RepairError', 'Fix', 'features', 'op_coerce_numeric', 'row_groups', 'duplicated',
            'op_drop_duplicates', 'op_impute', 'op_drop_missing_rows', 'iqr_fences', 'op_clip_outliers',
            'isolation_outliers', 'op_drop_outliers', 'op_fix_logic', 'out_of_fold_probs', 'label_issues', 'op_relabel',
-           'op_drop_label_issues', 'op_smote', 'op_oversample', 'op_undersample', 'apply_fix', 'make_schema',
-           'schema_failures', 'memo_failures', 'Report', 'data_facts', 'feature_shape', 'Diagnosis', 'cleaner',
-           'balancer', 'augmenter', 'validator', 'analyst', 'reference_plan', 'reference_repair']
+           'op_drop_label_issues', 'op_smote', 'op_oversample', 'op_undersample', 'op_rescale', 'site_predictions',
+           'op_relabel_site', 'apply_fix', 'make_schema', 'schema_failures', 'memo_failures', 'Report', 'data_facts',
+           'feature_shape', 'Diagnosis', 'cleaner', 'balancer', 'augmenter', 'validator', 'analyst', 'column_summary',
+           'group_report', 'reference_plan', 'reference_repair']
 
 # %% ../../nbs/41_repair.specialists.ipynb #835752d7
 class RepairError(ValueError):
@@ -194,13 +195,53 @@ def op_undersample(df):
     "Drop random rows down to the minority count."
     return _resample(df, RandomUnderSampler(random_state=0))
 
+# %% ../../nbs/41_repair.specialists.ipynb #502ac8e6
+def _site_rows(df: pd.DataFrame, site: int) -> np.ndarray:
+    if 'site' not in df.columns: raise RepairError('this table has no site column')
+    rows = df.site.to_numpy(dtype=float) == site
+    if not rows.any(): raise RepairError(f'no rows of site {site}; sites are {sorted(set(df.site.dropna()))}')
+    return rows
+
+def op_rescale(df, column, site, factor):
+    "Divide `column`'s values in `site` by `factor` (a unit error undone)."
+    rows = _site_rows(df, site)
+    if column not in df.columns or df[column].dtype.kind not in 'biuf':
+        raise RepairError(f'rescale needs a numeric column; {column} is not one (coerce it first)')
+    v = df[column].to_numpy(dtype=float, copy=True)
+    v[rows] /= factor
+    return df.assign(**{column: v})
+
+# %% ../../nbs/41_repair.specialists.ipynb #03eedf45
+@lru_cache(maxsize=512)
+def _site_predictions(frame: Frame, site: int) -> np.ndarray:
+    df = frame.df
+    rows, y = _site_rows(df, site), df.label.to_numpy(dtype=int)
+    cols = [c for c, t in df.dtypes.items() if c not in ('label', 'site') and t.kind in 'biuf']
+    X = matrix(df, cols)
+    X = X[:, ~np.isnan(X[~rows]).all(axis=0)] if cols else X
+    if X.shape[1] == 0 or len(np.unique(y[~rows])) < 2:
+        raise RepairError('too few numeric columns or classes outside the site to check it')
+    X = np.where(np.isnan(X), nan_quantile(X[~rows], 0.5), X)
+    return make_model().fit(X[~rows], y[~rows]).predict(X[rows])
+
+def site_predictions(df: pd.DataFrame | Frame, site: int) -> np.ndarray:
+    "The labels a model of the other sites predicts for `site`'s rows (memoised by content)."
+    return _site_predictions(df if isinstance(df, Frame) else Frame(df), int(site))
+
+# %% ../../nbs/41_repair.specialists.ipynb #7926a9aa
+def op_relabel_site(df, site):
+    "Give `site`'s rows the labels a model of the other sites predicts."
+    y = df.label.to_numpy(dtype=int, copy=True)
+    y[_site_rows(df, site)] = site_predictions(df, site)
+    return df.assign(label=y)
+
 # %% ../../nbs/41_repair.specialists.ipynb #bcd38f4b
 OPS: dict[str, Callable[..., pd.DataFrame]] = {
     'coerce_numeric': op_coerce_numeric, 'drop_duplicates': op_drop_duplicates, 'impute': op_impute,
     'drop_missing_rows': op_drop_missing_rows, 'clip_outliers': op_clip_outliers,
     'drop_outliers': op_drop_outliers, 'fix_logic': op_fix_logic, 'relabel': op_relabel,
     'drop_label_issues': op_drop_label_issues, 'smote': op_smote, 'oversample': op_oversample,
-    'undersample': op_undersample}
+    'undersample': op_undersample, 'rescale': op_rescale, 'relabel_site': op_relabel_site}
 
 @lru_cache(maxsize=2048)  # ~12 distinct fixes per episode × the 128 calibrations `calibrate` keeps
 def _run_fix(frame: Frame, key: tuple) -> Frame | RepairError:
@@ -417,14 +458,77 @@ def analyst(d: Diagnosis) -> Report:
     title = f'- {len(fixes)} candidate fixes from the cleaner, validator and balancer; ranked plan:'
     return Report('analyst', [title], firsts)
 
+# %% ../../nbs/41_repair.specialists.ipynb #0b3fff66
+def _parsed(df: pd.DataFrame, c: str) -> np.ndarray:
+    return pd.to_numeric(df[c], errors='coerce').to_numpy(dtype=float)
+
+# %% ../../nbs/41_repair.specialists.ipynb #ca764981
+def column_summary(df: pd.DataFrame) -> Report:
+    "Per feature: type, missing values, 5th/50th/95th percentiles and maximum (text parsed where it can be)."
+    lines = []
+    for c in features(df):
+        v, kind = _parsed(df, c), 'num' if df[c].dtype.kind in 'biuf' else 'text'
+        ok = v[~np.isnan(v)]
+        q = (
+            np.quantile(ok, [0.05, 0.5, 0.95]).round(2).tolist() + [round(float(ok.max()), 2)]
+            if len(ok)
+            else ['-'] * 4
+        )
+        lines.append(f'- {c} ({kind}): missing {int(pd.isna(df[c]).sum())}; p5 {q[0]}, p50 {q[1]}, p95 '
+                     f'{q[2]}, max {q[3]}')
+    return Report('columns', lines)
+
+# %% ../../nbs/41_repair.specialists.ipynb #d3b9b855
+def _unit_ratio(df: pd.DataFrame, rows: np.ndarray) -> tuple[str, float]:
+    "The informative column whose median in `rows` differs most from the other rows' (as a ratio), and the ratio."
+    best = ('', 1.0)
+    for c in (c for c in features(df) if c.startswith('f')):
+        v = _parsed(df, c)
+        a, b = np.nanmedian(v[rows]) if (~np.isnan(v[rows])).any() else np.nan, np.nanmedian(v[~rows])
+        r = a / b if a > 0 and b > 0 else 1.0
+        if abs(np.log10(r)) > abs(np.log10(best[1])): best = (c, float(r))
+    return best
+
+# %% ../../nbs/41_repair.specialists.ipynb #1a817776
+@lru_cache(maxsize=512)
+def _group_report(frame: Frame) -> Report:
+    df = frame.df
+    if 'site' not in df.columns: return Report('groups', ['- this table has no site column.'])
+    found, fixes, y = [], [], df.label.to_numpy(dtype=int)
+    for s in sorted(int(s) for s in set(df.site.dropna())):
+        rows = df.site.to_numpy(dtype=float) == s
+        counts = dict(zip(*[a.tolist() for a in np.unique(y[rows], return_counts=True)]))
+        try: agree = f'{(site_predictions(frame, s) == y[rows]).mean():.0%}'
+        except RepairError: agree = 'n/a'
+        col, r = _unit_ratio(df, rows)
+        found.append(f'- site {s}: {int(rows.sum())} rows; classes {counts}; labels agree with a model of '
+                     f'the '
+                     f'other sites {agree}; largest median ratio {col or "-"} x{r:.3g}.')
+        if col and abs(np.log10(r)) >= 1:
+            f = float(10 ** round(np.log10(r)))
+            fixes.append(Fix('rescale', (('column', col), ('site', s), ('factor', f)),
+                             f'rescale {col} in site {s} by 1/{f:g}', f'{col} there matches the other sites'))
+        fixes.append(Fix('relabel_site', (('site', s),), f'relabel site {s} with a model of the other sites',
+                         'replaces the site\'s labels with predicted ones'))
+    return Report('groups', found, fixes)
+
+# %% ../../nbs/41_repair.specialists.ipynb #6225b2cc
+def group_report(df: pd.DataFrame | Frame) -> Report:
+    "Per site: rows, classes, label agreement with a model of the other sites, the largest median ratio; site fixes."
+    return _group_report(df if isinstance(df, Frame) else Frame(df))
+
 # %% ../../nbs/41_repair.specialists.ipynb #fd2dfb37
 def reference_plan(record: dict[str, Any]) -> list[tuple]:
     "The fix keys that undo the corruptions in `record`, in the order they should run."
     plan = [('coerce_numeric', (('column', c),)) for c in record.get('types', {}).get('columns', [])]
+    if 'unit_scale' in record:
+        u = record['unit_scale']
+        plan.append(('rescale', (('column', u['column']), ('site', u['site']), ('factor', u['factor']))))
     if 'logic' in record: plan.append(('fix_logic', ()))
     if 'duplicates' in record: plan.append(('drop_duplicates', ()))
     if 'outliers' in record: plan.append(('clip_outliers', ()))
     if 'missing' in record: plan.append(('impute', (('strategy', 'knn'),)))
+    if 'site_flip' in record: plan.append(('relabel_site', (('site', record['site_flip']['site']),)))
     if 'label_noise' in record: plan.append(('relabel', ()))
     if 'imbalance' in record: plan.append(('smote', ()))
     return plan

@@ -21,12 +21,15 @@ from sklearn.preprocessing import StandardScaler
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'TASKS', 'CORRUPTORS', 'LOGISTIC', 'TaskConfig', 'get_task', 'feature_names', 'class_centroids',
            'make_clean', 'matrix', 'replace_columns', 'corrupt_imbalance', 'corrupt_label_noise', 'corrupt_duplicates',
-           'corrupt_logic', 'corrupt_outliers', 'corrupt_missing', 'corrupt_types', 'corrupt', 'content_hash', 'Frame',
-           'make_model', 'nan_quantile', 'model_matrix', 'Score', 'Classifier', 'EpisodeData', 'make_episode']
+           'corrupt_logic', 'corrupt_outliers', 'corrupt_missing', 'corrupt_site_flip', 'corrupt_unit_scale',
+           'corrupt_types', 'corrupt', 'content_hash', 'Frame', 'make_model', 'nan_quantile', 'model_matrix', 'Score',
+           'Classifier', 'EpisodeData', 'make_episode']
 
 # %% ../../nbs/40_repair.tasks.ipynb #802e4a99
-CORRUPTIONS = ('imbalance', 'label_noise', 'logic', 'outliers', 'missing', 'types', 'duplicates')
+CORRUPTIONS = ('imbalance', 'label_noise', 'site_flip', 'logic', 'outliers', 'missing', 'unit_scale', 'types',
+               'duplicates')
 
+# %% ../../nbs/40_repair.tasks.ipynb #6d67d970
 class TaskConfig(BaseModel):
     "One repair task: sizes, corruption strengths (injected in `CORRUPTIONS` order) and the step budget."
     model_config = ConfigDict(frozen=True, extra='forbid')
@@ -40,6 +43,9 @@ class TaskConfig(BaseModel):
     target_frac: float = 0.75
     min_gain: float = 0.03
     separation: float = 2.5
+    n_sites: int = 0
+    validate_limit: int | None = None
+    validate_cost: int = 1
 
 # %% ../../nbs/40_repair.tasks.ipynb #467c787b
 TASKS: dict[str, TaskConfig] = {t.name: t for t in [
@@ -52,8 +58,13 @@ TASKS: dict[str, TaskConfig] = {t.name: t for t in [
                             'label_noise': 0.2}),
     TaskConfig(name='task_3_hard', n_rows=900, n_features=12, n_classes=4, budget=60, target_frac=0.6,
                corruptions={'imbalance': 0.2, 'label_noise': 0.25, 'duplicates': 0.2, 'logic': 0.15,
-                            'outliers': 0.05, 'missing': 0.3, 'types': 0.1})]}
+                            'outliers': 0.05, 'missing': 0.3, 'types': 0.1}),
+    TaskConfig(name='task_4_expert', n_rows=600, n_features=10, n_classes=3, budget=40, target_frac=0.8,
+               n_sites=3, validate_limit=2, validate_cost=2,
+               corruptions={'label_noise': 0.1, 'site_flip': 1.0, 'duplicates': 0.15, 'missing': 0.15,
+                            'unit_scale': 1000.0, 'types': 0.1})]}
 
+# %% ../../nbs/40_repair.tasks.ipynb #4543303f
 def get_task(name: str) -> TaskConfig:
     "The task called `name`, or a `KeyError` listing the valid names."
     if name not in TASKS: raise KeyError(f'Unknown task {name!r}; valid tasks: {", ".join(TASKS)}')
@@ -86,7 +97,10 @@ def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     scale, offset = rng.uniform(2, 20, d), rng.uniform(20, 100, d)
     scale[-1], offset[-1] = scale[-2], offset[-2]
     x, order = np.round(x * scale + offset, 3), rng.permutation(n)
-    split = lambda rows: pd.DataFrame({**dict(zip(feature_names(d), x[rows].T)), 'label': y[rows]})
+    sites = np.random.default_rng([seed, 13]).integers(max(cfg.n_sites, 1), size=n).astype(float)
+    extra = lambda rows: {'site': sites[rows]} if cfg.n_sites else {}
+    split = lambda rows: pd.DataFrame({**dict(zip(feature_names(d), x[rows].T)),
+                                       **extra(rows), 'label': y[rows]})
     return split(order[:cfg.n_rows]), split(order[cfg.n_rows:])
 
 # %% ../../nbs/40_repair.tasks.ipynb #c67eb203
@@ -146,7 +160,7 @@ def corrupt_outliers(df, strength, rng):
 # %% ../../nbs/40_repair.tasks.ipynb #9f7a31af
 def corrupt_missing(df, strength, rng):
     "Blank `strength`/2 of cells at random and, in two informative columns, their highest values."
-    feats = [c for c in df.columns if c != 'label']
+    feats = [c for c in df.columns if c not in ('label', 'site')]
     vals = matrix(df, feats)
     vals[rng.random(vals.shape) < strength / 2] = np.nan
     mnar = [str(c) for c in rng.choice(_informative(df), 2, replace=False)]
@@ -155,6 +169,24 @@ def corrupt_missing(df, strength, rng):
         col[(col > np.nanquantile(col, 1 - strength)) & (rng.random(len(col)) < 0.8)] = np.nan
     info = {'cells': int(np.isnan(vals).sum()), 'value_dependent': sorted(mnar)}
     return replace_columns(df, feats, vals), info
+
+# %% ../../nbs/40_repair.tasks.ipynb #a44c9854
+def corrupt_site_flip(df, strength, rng):
+    "In one site, shift `strength` of the labels to the next class (a site that coded its labels differently)."
+    k, site = int(df.label.max()) + 1, int(rng.integers(int(df.site.max()) + 1))
+    rows = np.flatnonzero(df.site.to_numpy() == site)
+    pos = rows[rng.random(len(rows)) < strength]
+    y = df.label.to_numpy(copy=True)
+    y[pos] = (y[pos] + 1) % k
+    return df.assign(label=y), {'site': site, 'rows': len(pos)}
+
+def corrupt_unit_scale(df, factor, rng):
+    "In one site, one informative column recorded in other units: its values there multiplied by `factor`."
+    site, column = int(rng.integers(int(df.site.max()) + 1)), str(rng.choice(_informative(df)))
+    v, rows = df[column].to_numpy(dtype=float, copy=True), df.site.to_numpy() == site
+    v[rows] *= factor
+    return df.assign(**{column: v}), {'site': site, 'column': column, 'factor': float(factor),
+                                      'rows': int(rows.sum())}
 
 # %% ../../nbs/40_repair.tasks.ipynb #67edd170
 def corrupt_types(df, strength, rng):
@@ -169,7 +201,10 @@ def corrupt_types(df, strength, rng):
         text[c] = pd.Series(t, index=df.index, dtype=object)
     return df.assign(**text), {'columns': cols}
 
+# %% ../../nbs/40_repair.tasks.ipynb #f0312a61
 CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise,
+              'site_flip': corrupt_site_flip,
+              'unit_scale': corrupt_unit_scale,
               'duplicates': corrupt_duplicates, 'logic': corrupt_logic, 'outliers': corrupt_outliers,
               'missing': corrupt_missing, 'types': corrupt_types}
 

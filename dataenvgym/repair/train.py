@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.train.html.md"""
 
 # %% ../../nbs/46_repair.train.ipynb #e498f067
 from __future__ import annotations
-import json, tempfile, time
+import json, re, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -17,15 +17,16 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..core import bootstrap_ci, pair_by_seed, proportion_ci, win_rate
-from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode, grpo_train,
+from ..lm import (GRPOSettings, Generate, SFTSettings, agent_messages, append_jsonl, encode,
+                           grpo_train,
                            length_report, pretrained_agent, render, sample_commands, save_agent, sft_train,
                            tiny_agent)
 from ..plotting import plot_style
-from .agents import (Agent, HeuristicAgent, OracleAgent, RandomAgent, ReaderAgent,
-                                      SubmitAgent,
+from .agents import (Agent, ExhaustiveAgent, GreedyAgent, HeuristicAgent, OracleAgent,
+                                      PathAgent, RandomAgent, ReaderAgent, SubmitAgent, exhaustive_path,
                                      compare_agents, plot_comparison)
 from .curriculum import Curriculum
-from .env import COMMANDS, RepairEnv, RepairObservation
+from .env import ALL_COMMANDS, RepairEnv, RepairObservation
 from .tasks import TASKS
 
 # %% auto #0
@@ -40,6 +41,19 @@ SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
 
 def _fix_text(r: dict) -> str: return ' '.join([r['op'], *map(str, r['args'].values())])
 
+def _sites_text(obs: RepairObservation) -> str:
+    "`inspect_groups` in a line: each site's label agreement and largest median ratio, then the fixes."
+    sites = re.findall(r'site (\d+): .*?other sites (\S+); largest median ratio (\S+) x(\S+)', obs.response)
+    fixes = '; '.join(f"{r['n']} {_fix_text(r)}" for r in obs.metadata['recommendations'])
+    return '; '.join(f"site {s} agree {a} {c} x{r.rstrip('.')}"
+                     for s, a, c, r in sites) + f' | fixes: {fixes}'
+
+def _columns_text(obs: RepairObservation) -> str:
+    "`inspect_columns` in a line: each column's median and maximum."
+    cols = re.findall(r'- (\S+) \(\w+\): .*?p50 (\S+), p95 \S+, max (\S+)', obs.response)
+    return 'p50/max: ' + '; '.join(f'{c} {a}/{b}' for c, a, b in cols)
+
+# %% ../../nbs/46_repair.train.ipynb #484ce399
 def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     "A one-line summary of an observation for an LLM agent: what the last command did, then the budget left."
     m, cmd = obs.metadata, obs.metadata.get('command')
@@ -47,6 +61,8 @@ def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     elif cmd is None: text = f"{m['task']}: accuracy {obs.baseline_accuracy:.3f}, target {obs.target_accuracy:.3f}"
     elif cmd.startswith('query_'):
         text = 'fixes: ' + ('; '.join(f"{r['n']} {_fix_text(r)}" for r in m['recommendations']) or 'none')
+    elif cmd == 'inspect_groups': text, max_chars = _sites_text(obs), 3 * max_chars
+    elif cmd == 'inspect_columns': text, max_chars = _columns_text(obs), 3 * max_chars
     elif cmd == 'apply': text = f'applied; quality {obs.estimated_quality:.3f}, rows {obs.rows_preserved_pct:.0%}'
     elif cmd in ('validate', 'submit'):
         text = f'accuracy {obs.current_accuracy:.3f}, target {obs.target_accuracy:.3f}'
@@ -88,6 +104,7 @@ def record_episode(env: RepairEnv, agent: Agent, seed: int,
 # %% ../../nbs/46_repair.train.ipynb #4a697493
 BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: SubmitAgent(),
              'heuristic': lambda seed: HeuristicAgent(), 'reader': lambda seed: ReaderAgent(),
+             'greedy': lambda seed: GreedyAgent(), 'exhaustive': lambda seed: ExhaustiveAgent(),
              'oracle': lambda seed: OracleAgent()}
 
 def _tasks(tasks: str | Sequence[str]) -> list[str]: return [tasks] if isinstance(tasks, str) else list(tasks)
@@ -97,8 +114,13 @@ def record_rollouts(agents: Sequence[str] = ('heuristic', 'oracle'), seeds=range
                     env: RepairEnv | None = None) -> list[Trajectory]:
     "One trajectory per (task, baseline agent, seed)."
     env = env or RepairEnv()
-    return [record_episode(env, BASELINES[a](s), s, t, a) for t in _tasks(tasks)
+    return [record_episode(env, _demonstrator(a, t, s), s, t, a) for t in _tasks(tasks)
             for a in agents for s in seeds]
+
+# %% ../../nbs/46_repair.train.ipynb #59250f49
+def _demonstrator(agent: str, task: str, seed: int) -> Agent:
+    "The baseline `agent` for one episode; the exhaustive agent's search condensed to its path (`PathAgent`)."
+    return PathAgent(exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
 
 # %% ../../nbs/46_repair.train.ipynb #8855567c
 def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(3),
@@ -413,7 +435,7 @@ def eval_table(summary: dict) -> str:
 # %% ../../nbs/46_repair.train.ipynb #c92570c4
 def _command_word(text: str) -> str:
     words = text.strip().lower().split()
-    return words[0] if words and words[0] in COMMANDS else 'invalid'
+    return words[0] if words and words[0] in ALL_COMMANDS else 'invalid'
 
 def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
     "Per task and agent, the mean number of times an episode sent each command (rows need `commands`)."
@@ -423,14 +445,14 @@ def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
         usage[task] = {}
         for agent in dict.fromkeys(r['agent'] for r in of_task):
             eps = [[_command_word(c) for c in r['commands']] for r in of_task if r['agent'] == agent]
-            words = [w for w in [*COMMANDS, 'invalid'] if any(w in e for e in eps)]
+            words = [w for w in [*ALL_COMMANDS, 'invalid'] if any(w in e for e in eps)]
             usage[task][agent] = {w: round(float(np.mean([e.count(w) for e in eps])), 2) for w in words}
     return usage
 
 # %% ../../nbs/46_repair.train.ipynb #4d027c0c
 def usage_table(usage: dict) -> str:
     "A `command_usage` as a markdown table: one row per task and agent, one column per command anyone sent."
-    words = [w for w in [*COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
+    words = [w for w in [*ALL_COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
     lines = ['| task | agent | ' + ' | '.join(words) + ' |', '|' + '---|' * (len(words) + 2)]
     for task, agents in usage.items():
         for agent, counts in agents.items():
@@ -455,6 +477,7 @@ class TrainConfig(BaseModel):
     warmup_seeds: SeedRange = (0, 30)
     grpo_seeds: SeedRange = (200, 300)
     eval_seeds: SeedRange = (1000, 1050)
+    calibration_seeds: list[SeedRange] = []    # seeds a task was tuned on: never evaluated on
     eval_on: list[str] | None = None           # evaluation tasks (None: every task in TASKS)
     baselines: list[str] = ['random', 'heuristic', 'oracle']
     max_turns: int = 16                        # turns an episode may take in GRPO and evaluation
@@ -467,6 +490,13 @@ class TrainConfig(BaseModel):
         for name in ('warmup_seeds', 'grpo_seeds', 'eval_seeds'):
             a, b = getattr(self, name)
             if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
+        used = [('warmup', self.warmup_seeds), ('grpo', self.grpo_seeds),
+                *[('calibration', s) for s in self.calibration_seeds]]
+        (a, b), clash = self.eval_seeds, [f'{n} [{x}, {y})' for n, (x, y) in used
+                                          if max(x, self.eval_seeds[0]) < min(y, self.eval_seeds[1])]
+        if clash: raise ValueError(f'evaluation seeds [{a}, {b}) overlap seeds this recipe trained or '
+                                   f'calibrated on: '
+                                   f'{", ".join(clash)}; evaluate on held-out seeds')
         if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to '
                                                 'evaluate on every task')
         if bad := [t for t in [*self.tasks, *(self.curriculum or []),
@@ -494,19 +524,34 @@ _QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lor
 
 # %% ../../nbs/46_repair.train.ipynb #a622d679
 # where the heuristic fails: medium and hard, warmed up on observation-only demonstrators
-_MEDIUM_HARD = dict(tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'], warmup_seeds=(0, 40),
+_MEDIUM_HARD = dict(tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'],
+                    warmup_seeds=(0, 40),
                     grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
                     baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20)
 
+# %% ../../nbs/46_repair.train.ipynb #1bddeec5
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny': TrainConfig(),
     'tiny-curriculum': TrainConfig(tasks=_LEVELS, curriculum=_LEVELS, curriculum_window=16,
                                    sft=SFTSettings(max_length=1152), grpo=GRPOSettings(steps=20)),
-    'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16, sft=SFTSettings(epochs=20, max_length=1536),
+    'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16,
+                                    sft=SFTSettings(epochs=20, max_length=1536),
                                     grpo=GRPOSettings(steps=30, temperature=0.7)),
+    # the expert tier: warm up on the exhaustive agent's condensed search, GRPO over a curriculum ending on
+    # expert
+    'tiny-expert': TrainConfig(tasks=['task_2_medium', 'task_4_expert'],
+                               curriculum=['task_2_medium', 'task_4_expert'],
+                               curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['exhaustive'],
+                               warmup_seeds=(2000, 2040), grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
+                               calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert'],
+                               baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'oracle'],
+                               max_turns=24,
+                               sft=SFTSettings(epochs=20, max_length=2048),
+                               grpo=GRPOSettings(steps=30, temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
                                    sft=_QWEN_SFT, grpo=_QWEN_GRPO),
-    'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,   # the same on a T4
+    'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,
+                                            # the same on a T4
                                             sft=_QWEN_SFT, grpo=_QWEN_GRPO),
 }
 
