@@ -287,3 +287,7 @@ def load(cls: TinyLM, path: str | Path) -> TinyLM:
     student.model = LlamaForCausalLM.from_pretrained(path / 'model').eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
+
+# %% ../../nbs/20_students.tiny.ipynb #0f3510d2
+# a TinyLM also trains as G batched copies (fit_group, group_correct): students.grouped patches them on
+from . import grouped as _grouped  # noqa: E402,F401
