@@ -19,7 +19,7 @@ Measures, on `--seed` (a calibration seed, never a held-out one):
 - `rank_corr_vs_reference`: Spearman's rank correlation of the fast and the reference rewards on the same
   `--plans` plans (the seven plans of `plan_rewards.py` and random splits of the budget); the reference rewards are
   cached in `--out/reference.json` (one reference step is about 12 s on two cores).
-Prints one JSON object (with `--json`; else a summary), also written to `--out/result.json`.
+Prints one JSON object (with `--json`; else a summary), also written to `--out/result-STEPS-BATCH.json`.
 """
 import argparse, json, time
 from pathlib import Path
@@ -70,10 +70,10 @@ def reference_rewards(env, seed: int, plans: list[str], cache: Path) -> list[flo
     return [known[f'{seed}|{p}'] for p in plans]
 
 
-def grpo_seconds(env, seed: int, size: int, steps: int, out: Path) -> float:
+def grpo_seconds(env, seed: int, size: int, steps: int, out: Path, fit: dict) -> float:
     "Seconds per GRPO step on the fast step: one prompt, `size` plans a step, the untrained tiny agent."
     model, tok = tiny_agent(max_length=512)
-    rollouts = FastPlanRollouts(env, [seed])
+    rollouts = FastPlanRollouts(env, [seed], fit)
     t = time.perf_counter()
     grpo_train(model, tok, rollouts, GRPOSettings(steps=steps, num_generations=size, per_step=1, temperature=1.0,
                                                   seed=0), output_dir=str(out / 'grpo'))
@@ -90,6 +90,7 @@ def main():
     p.add_argument('--grpo-steps', type=int, default=3)
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--out', default='runs/teacher-speed')
+    p.add_argument('--fit', default='{}', help="the fast step's fit settings over its defaults (JSON)")
     p.add_argument('--json', action='store_true')
     a = p.parse_args()
     if a.seed < 1000: raise SystemExit(f'--seed {a.seed}: calibrate on seeds >= 1000; 0-999 are held out')
@@ -97,7 +98,7 @@ def main():
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     env = teacher_env(a.setup, seed_cache=out / 'seed-students')
     plans = plans_for(env.reset(seed=a.seed), a.plans)
-    group = GroupStep(env)
+    group = GroupStep(env, json.loads(a.fit))
     fast, per_plan = fast_rewards(group, a.seed, plans, a.group_size)
     streams = [fast[:a.group_size]] + [fast_rewards(group, a.seed, plans[:a.group_size], a.group_size, s)[0]
                                        for s in range(1, a.streams)]
@@ -106,16 +107,16 @@ def main():
     reference = reference_rewards(env, a.seed, plans, out / 'reference.json')
     res = {'setup': a.setup, 'seed': a.seed, 'fit': group.fit, 'group_size': a.group_size, 'n_plans': len(plans),
            'env_step_s': round(float(np.mean(per_plan)), 3), 'group_s': round(float(np.mean(per_plan)) * a.group_size, 2),
-           'grpo_step_s': round(grpo_seconds(env, a.seed, a.group_size, a.grpo_steps, out), 2),
+           'grpo_step_s': round(grpo_seconds(env, a.seed, a.group_size, a.grpo_steps, out, group.fit), 2),
            'noise_floor_points': round(float(np.mean(np.std(streams, axis=0, ddof=1))), 2),
            'noise_within_group_points': round(abs(100 * (twice[0]['reward'] - twice[1]['reward'])), 2),
            'plan_spread_points': round(float(means.max() - means.min()), 2),
            'plan_spread_sd_points': round(float(np.std(means, ddof=1)), 2),
            'rank_corr_vs_reference': round(float(spearmanr(fast, reference).statistic), 3),
-           'reference_step_s': None, 'threads': a.threads,
+           'threads': a.threads,
            'plans': [{'plan': p, 'fast': round(f, 2), 'reference': round(r, 2)} for p, f, r in zip(plans, fast, reference)],
            'streams': [[round(x, 2) for x in s] for s in streams]}
-    (out / 'result.json').write_text(json.dumps(res, indent=1))
+    (out / f'result-{group.fit["steps"]}-{group.fit.get("batch_size", 64)}.json').write_text(json.dumps(res, indent=1))
     print(json.dumps(res) if a.json else {k: v for k, v in res.items() if k not in ('plans', 'streams')})
 
 

@@ -26,7 +26,8 @@ def stack_weights(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.
 
 def unstack_weights(weights: dict[str, torch.Tensor], g: int) -> dict[str, torch.Tensor]:
     "Copy `g`'s weights as a state dict a `LlamaForCausalLM` loads (with `strict=False`)."
-    return {k: v[g].clone() for k, v in weights.items()} | {'lm_head.weight': weights['model.embed_tokens.weight'][g].clone()}
+    return {k: v[g].clone() for k,
+            v in weights.items()} | {'lm_head.weight': weights['model.embed_tokens.weight'][g].clone()}
 
 # %% ../../nbs/23_students.grouped.ipynb #f5a9069b
 def _linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -55,21 +56,26 @@ def _attention(x: torch.Tensor, w, config, cos, sin) -> torch.Tensor:
     a = F.scaled_dot_product_attention(_rotate(q, cos, sin), _rotate(k, cos, sin), v, is_causal=True)
     return _linear(a.transpose(1, 2).reshape(G, B, T, -1), w('self_attn.o_proj'))
 
+# %% ../../nbs/23_students.grouped.ipynb #bbc819d5
 def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) -> torch.Tensor:
     "Logits `[G, B, T, vocab]` of the G copies (stacked `weights`, Llama `config`) on their own ids `[G, B, T]`."
     G, B, T = ids.shape
     emb, eps = weights['model.embed_tokens.weight'], config.rms_norm_eps
     x = torch.gather(emb, 1, ids.reshape(G, -1, 1).expand(-1, -1, emb.shape[-1])).view(G, B, T, -1)
-    cos, sin = _rotary(T, config.hidden_size // config.num_attention_heads, config.rope_parameters['rope_theta'])
+    cos, sin = _rotary(T, config.hidden_size // config.num_attention_heads,
+                       config.rope_parameters['rope_theta'])
     for i in range(config.num_hidden_layers):
         w = lambda n: weights[f'model.layers.{i}.{n}.weight']
         x = x + _attention(_rms_norm(x, w('input_layernorm'), eps), w, config, cos, sin)
         h = _rms_norm(x, w('post_attention_layernorm'), eps)
-        x = x + _linear(F.silu(_linear(h, w('mlp.gate_proj'))) * _linear(h, w('mlp.up_proj')), w('mlp.down_proj'))
+        x = x + _linear(
+            F.silu(_linear(h, w('mlp.gate_proj'))) * _linear(h, w('mlp.up_proj')), w('mlp.down_proj')
+        )
     return _linear(_rms_norm(x, weights['model.norm.weight'], eps), emb)
 
 # %% ../../nbs/23_students.grouped.ipynb #1732234a
-def grouped_loss(weights: dict[str, torch.Tensor], ids: torch.Tensor, labels: torch.Tensor, config) -> torch.Tensor:
+def grouped_loss(weights: dict[str, torch.Tensor], ids: torch.Tensor,
+                 labels: torch.Tensor, config) -> torch.Tensor:
     "Each copy's mean cross-entropy on its response tokens (labels not -100): a `[G]` tensor."
     logits, targets = grouped_logits(weights, ids, config)[:, :, :-1], labels[:, :, 1:]
     ce = F.cross_entropy(logits.flatten(0, 2), targets.flatten(), reduction='none', ignore_index=-100)
@@ -98,6 +104,7 @@ def _clip_per_copy(params: list[torch.Tensor], max_norm: float = 1.0) -> None:
     scale = (max_norm / (norm + 1e-6)).clamp(max=1.0)
     for p in params: p.grad.mul_(scale.view(-1, *[1] * (p.dim() - 1)))
 
+# %% ../../nbs/23_students.grouped.ipynb #d329de74
 def train_grouped(weights: dict[str, torch.Tensor], examples: Sequence[list], config, settings,
                   pad_id: int) -> torch.Tensor:
     "Train the G copies in `weights` (in place), copy g on `examples[g]`, with `settings` (a `TinyLMConfig`); the `[steps, G]` losses."
@@ -133,18 +140,22 @@ def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config
 
 # %% ../../nbs/23_students.grouped.ipynb #ee83a729
 @patch
-def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0, **settings) -> dict[str, torch.Tensor]:
+def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]],
+              stream: int = 0, **settings) -> dict[str, torch.Tensor]:
     "G copies of the current weights, copy g trained on `datasets[g]` (all as one batched model); `settings` override the fit's; `stream` shifts the data order's seed."
     if not datasets or not all(datasets): raise ValueError('fit_group needs one non-empty dataset per copy')
     config = self.fit_config({k: v for k, v in settings.items() if k != 'progress'})
     config = config.model_copy(update={'seed': config.seed + stream})
     weights = stack_weights([self.model.state_dict()] * len(datasets))
     examples = [encode_examples(self.tokenizer, d, self.config.max_length) for d in datasets]
-    self.group_losses = train_grouped(weights, examples, self.model.config, config, self.tokenizer.pad_token_id)
+    self.group_losses = train_grouped(weights, examples, self.model.config, config,
+                                      self.tokenizer.pad_token_id)
     return weights
 
+# %% ../../nbs/23_students.grouped.ipynb #298f40ce
 @patch
-def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None, data: Sequence[Datum]) -> torch.Tensor:
+def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
+                  data: Sequence[Datum]) -> torch.Tensor:
     "`[G, N]` exact-match verdicts of the copies in `weights` (None: the student itself) on `data` (responses are the answers)."
     weights = weights or stack_weights([self.model.state_dict()])
     examples = encode_examples(self.tokenizer, data, self.config.max_length)

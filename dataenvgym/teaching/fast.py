@@ -21,10 +21,12 @@ __all__ = ['FAST_FIT', 'GroupStep', 'play', 'FastPlanRollouts']
 # %% ../../nbs/39_teaching.fast.ipynb #5593d980
 FAST_FIT = {'steps': 100, 'warmup_steps': 10}
 
+# %% ../../nbs/39_teaching.fast.ipynb #8a16182b
 class GroupStep:
     "One SKILL-LIST step for a group of plans from the same seed student: the students trained as one batched model, common random numbers."
     def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1):
-        self.env, self.fit, self.penalty, self.seed = env, {**env.config.fit, **FAST_FIT, **(fit or {})}, penalty, None
+        self.env, self.fit, self.penalty, self.seed = env, {**env.config.fit,
+                                                            **FAST_FIT, **(fit or {})}, penalty, None
 
     def __repr__(self): return f'GroupStep({self.env!r}, fit={self.fit})'
 
@@ -36,7 +38,11 @@ class GroupStep:
             raise TypeError(f'GroupStep needs a student with fit_group and group_correct (a TinyLM); got '
                             f'{type(student).__name__}')
         self.val = [self.env.domain.datum(t, source='val') for t in self.env.val]
-        self.base, self.budget, self.seed = student.group_correct(None, self.val).float().mean().item(), obs.budget, seed
+        self.base, self.budget, self.seed = (
+            student.group_correct(None, self.val).float().mean().item(),
+            obs.budget,
+            seed,
+        )
         return self.base
 
 # %% ../../nbs/39_teaching.fast.ipynb #2737bf9d
@@ -64,11 +70,13 @@ def play(self: GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> l
         weights = self.env.student.fit_group(taken, stream, **self.fit)
         gains = iter((self.env.student.group_correct(weights, self.val).float().mean(1) - base).tolist())
     seconds = round((time.perf_counter() - t0) / len(plans), 3)
-    return [{'seed': seed, 'plan': p, 'played': p if isinstance(d, str) else plan_text(plan_action(p, self.budget)),
+    return [{'seed': seed, 'plan': p, 'played': p if isinstance(d, str)
+             else plan_text(plan_action(p, self.budget)),
              'error': d if isinstance(d, str) else None, 'stream': stream, 'seconds': seconds,
              **({'reward': self.penalty, 'env_reward': 0.0} if isinstance(d, str) else
                 {'reward': (g := round(next(gains), 6)), 'env_reward': g})} for p, d in zip(plans, data)]
 
+# %% ../../nbs/39_teaching.fast.ipynb #88bae8eb
 GroupStep.play = play
 
 # %% ../../nbs/39_teaching.fast.ipynb #f584fe7e

@@ -304,7 +304,8 @@ def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
         closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
     else: closed = sample_plans(model, tok, contexts, plan_grammar(tok, self.skills), trainer.temperature)
     rows = self.play_all([self.seed_of[p[-1]['content']] for p in prompts],
-                         [tok.decode(ids, skip_special_tokens=True) for ids, _ in closed], trainer.state.global_step)
+                         [tok.decode(ids, skip_special_tokens=True) for ids, _ in closed],
+                         trainer.state.global_step)
     self.log += rows
     if self.log_path: append_jsonl(self.log_path, rows)
     return {'prompt_ids': contexts, 'completion_ids': [c for c, _ in closed], 'logprobs': None,
