@@ -5,6 +5,17 @@ on held-out seeds, paired, with bootstrap 95% intervals.
     python benchmarks/teacher_grpo.py                         # the defaults: math/embedded, about 35 min on 2 cores
     python benchmarks/teacher_grpo.py --eval-sampled          # also both models sampling at --temperature (the policy GRPO trains)
     python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
+    python benchmarks/teacher_grpo.py --eval-seeds 0-9 --out DIR --json     # train into DIR (or reuse the run there), evaluate
+
+Since issue 37, GRPO plays each step's group of plans with the fast step (`teaching.fast.GroupStep`: the group's
+students trained as one batched model from the cached seed student, common random numbers, teacher-forced grading;
+its fit is `--fast-fit` over `teaching.fast.FAST_FIT`); `--reference-step` plays them one at a time with
+`TeachingEnv.step` as before. After GRPO, the best fixed plan (every split of the budget in quarters, each played with
+the fast step on every training seed; the best mean) joins the evaluation as the `best-fixed` teacher. A finished run
+in `--out` (its `run.json` and `models/`) is reused: only the evaluation runs again. Evaluation refuses, with a clear
+error, any seed of the run's training seeds or of the calibration seeds 1000-1099. `--json` prints
+`grpo_minus_sft`, `grpo_minus_with_state`, `grpo_minus_no_state`, `grpo_minus_best_fixed` (each `{mean, lo, hi, n}`:
+test gain, points, paired by seed, bootstrap 95% CI), `n_seeds`, `best_fixed` and the settings.
 
 Phases (all on `--threads` torch threads, seeds explicit):
 1. warm-up: `record_plans` of the `--warmup-policies` (with-state and no-state) on `--train-seeds` (iteration 0 and, with
