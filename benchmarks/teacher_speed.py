@@ -20,6 +20,20 @@ Measures, on `--seed` (a calibration seed, never a held-out one):
   `--plans` plans (the seven plans of `plan_rewards.py` and random splits of the budget); the reference rewards are
   cached in `--out/reference.json` (one reference step is about 12 s on two cores).
 Prints one JSON object (with `--json`; else a summary), also written to `--out/result-STEPS-BATCH.json`.
+
+Not yet measured in full (issue 37, 2026-12-04): the full run (50 plans) did not finish before the round's deadline — one
+reference step took about 50 s on two threads that day, so the 50 reference rewards alone take about 40 min. What was
+measured, seed 1000, math/embedded, the fast step's default fit (`FAST_FIT`: 100 steps of batch 64, warm-up 10):
+- rank correlation with the reference step on the 16 plans whose reference reward was cached (the 7 plans of
+  `plan_rewards.py` and 9 random splits): Spearman 0.553 (`/tmp`-script over `runs/teacher-speed/reference.json`; the
+  fast rewards are deterministic). The fast step pays every plan about -0.5 to -7 points: 100 steps from the seed
+  student's weights at the reference's learning rate do not yet reach the gains 600 steps reach (addition alone: -3.5
+  fast, +12.5 reference), so it ranks the plans only roughly;
+- cost: 112 s for the 16 plans (two groups of 8) on one torch thread, NOT under the lock (other jobs running): about
+  7 s per plan, far above the 1 s the issue asks. Under the lock, one thread: 20 batched steps of 8 copies (batch 64)
+  took 10.6 s against 1.6 s for one copy, so the work at this size is arithmetic and batching saves about a sixth;
+- shorter fits (30-150 steps, lr 2e-4 to 4e-3) paid every plan -1 to -10 points on this seed (a fresh optimiser
+  perturbs the seed student before it learns), so they rank no better.
 """
 import argparse, json, time
 from pathlib import Path
