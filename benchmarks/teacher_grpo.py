@@ -5,6 +5,17 @@ on held-out seeds, paired, with bootstrap 95% intervals.
     python benchmarks/teacher_grpo.py                         # the defaults: math/embedded, about 35 min on 2 cores
     python benchmarks/teacher_grpo.py --eval-sampled          # also both models sampling at --temperature (the policy GRPO trains)
     python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
+    python benchmarks/teacher_grpo.py --eval-seeds 0-9 --out DIR --json     # train into DIR (or reuse the run there), evaluate
+
+Since issue 37, GRPO plays each step's group of plans with the fast step (`teaching.fast.GroupStep`: the group's
+students trained as one batched model from the cached seed student, common random numbers, teacher-forced grading;
+its fit is `--fast-fit` over `teaching.fast.FAST_FIT`); `--reference-step` plays them one at a time with
+`TeachingEnv.step` as before. After GRPO, the best fixed plan (every split of the budget in quarters, each played with
+the fast step on every training seed; the best mean) joins the evaluation as the `best-fixed` teacher. A finished run
+in `--out` (its `run.json` and `models/`) is reused: only the evaluation runs again. Evaluation refuses, with a clear
+error, any seed of the run's training seeds or of the calibration seeds 1000-1099. `--json` prints
+`grpo_minus_sft`, `grpo_minus_with_state`, `grpo_minus_no_state`, `grpo_minus_best_fixed` (each `{mean, lo, hi, n}`:
+test gain, points, paired by seed, bootstrap 95% CI), `n_seeds`, `best_fixed` and the settings.
 
 Phases (all on `--threads` torch threads, seeds explicit):
 1. warm-up: `record_plans` of the `--warmup-policies` (with-state and no-state) on `--train-seeds` (iteration 0 and, with
@@ -90,19 +101,105 @@ import datasets
 import matplotlib
 import numpy as np
 import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from dataenvgym.registry import make
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
-from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
+from dataenvgym.teaching.fast import FastPlanRollouts, GroupStep
+from dataenvgym.teaching.policies import Policy, SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
-from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, plan_shares, record_plans,
-                                       report_table, reward_curve, teacher_env, teacher_report)
+from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_action, plan_chats, plan_shares,
+                                       record_plans, report_table, reward_curve, teacher_env, teacher_report)
+
+CALIBRATION_SEEDS = range(1000, 1100)     # teacher_speed.py, plan_rewards.py and the fast step's settings were tuned here
+
+
+class FixedPlan(Policy):
+    "The same plan (a reply text, scaled to the budget) at every observation: the best fixed plan's teacher."
+    def __init__(self, plan: str, name: str = 'best-fixed'): self.plan, self.name = plan, name
+    def __repr__(self): return f'FixedPlan({self.plan!r})'
+    def __call__(self, obs): return plan_action(self.plan, obs.budget)
+
+
+def fixed_plans(skills: list[str], budget: int, quarters: int = 4) -> list[str]:
+    "Every split of the budget in steps of 1/`quarters` over `skills` (plans of zero examples left out)."
+    def splits(k, n):
+        if k == 1: yield (n,); return
+        for i in range(n + 1): yield from ((i,) + r for r in splits(k - 1, n - i))
+    return ['; '.join(f'{s}:{budget * q // quarters}' for s, q in zip(skills, qs) if q) for qs in splits(len(skills), quarters)]
+
+
+def best_fixed_plan(env, seeds: list[int], group_size: int, fit: dict | None) -> tuple[str, dict]:
+    "The fixed plan of `fixed_plans` with the best mean fast-step reward over the training `seeds`, and every plan's mean."
+    obs = env.reset(seed=seeds[0])
+    plans, group, rewards = fixed_plans(sorted(obs.per_skill), obs.budget), GroupStep(env, fit), {}
+    for seed in seeds:
+        for s in range(0, len(plans), group_size):
+            for r in group.play(seed, plans[s:s + group_size]): rewards.setdefault(r['plan'], []).append(r['reward'])
+    means = {p: round(100 * float(np.mean(v)), 2) for p, v in rewards.items()}
+    return max(means, key=means.get), means
+
+
+def diff(report: dict, b: str, metric: str = 'test_gain_points') -> dict | None:
+    "grpo minus `b` on `metric` as {mean, lo, hi} (points), from a `teacher_report`."
+    d = next((d for d in report['pairs'] if d and d['b'] == b and d['metric'] == metric), None)
+    return d and {'mean': d['mean_diff'], 'lo': d['ci'][0], 'hi': d['ci'][1], 'n': d['n']}
+
+
+def check_held_out(held_out: list[int], used: set[int]) -> None:
+    "Refuse, with a clear error, evaluation seeds the recipe trained or calibrated on."
+    if bad := sorted(set(held_out) & (used | set(CALIBRATION_SEEDS))):
+        raise SystemExit(f'evaluation seeds {bad} were used in training or calibration (training seeds and '
+                         f'{CALIBRATION_SEEDS.start}-{CALIBRATION_SEEDS.stop - 1}); evaluate on other seeds, e.g. 0-9')
 
 
 def per_step(log: list[dict], key) -> list[float]:
     "The mean of `key(row)` over each GRPO step's completions."
     steps = sorted({r['step'] for r in log})
     return [round(float(np.mean([key(r) for r in log if r['step'] == s])), 4) for s in steps]
+
+
+def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
+    "Warm-up, SFT, GRPO and the best fixed plan's search, saved under `out` (models/, logs/, run.json)."
+    res, t = {'settings': vars(a), 'train_seeds': train}, time.perf_counter()
+
+    demonstrators = [make(f'policy:skill-list/{n.strip()}') for n in a.warmup_policies.split(',')]
+    rows = record_plans(env, demonstrators, train, a.warmup_iterations)
+    chats = plan_chats(rows)
+    chats.to_json(out / 'warmup.jsonl')
+    res['warmup'] = {'chats': len(chats), 'seconds': round(time.perf_counter() - t, 1)}
+    model, tok = tiny_agent(max_length=512)
+    t = time.perf_counter()
+    sft = sft_train(model, tok, chats, SFTSettings(max_steps=a.sft_steps, batch_size=8, max_length=512), log_dir=out / 'logs')
+    losses = [h['loss'] for h in sft.state.log_history if 'loss' in h]
+    res['sft'] = {'steps': sft.state.global_step, 'loss': [round(losses[0], 4), round(losses[-1], 4)],
+                  'seconds': round(time.perf_counter() - t, 1)}
+    sft_model = copy.deepcopy(sft.model)           # GRPO trains `sft.model` in place
+
+    kw = dict(penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl', scale=not a.free, constrained=not a.free)
+    rollouts = PlanRollouts(env, train, **kw) if a.reference_step else FastPlanRollouts(env, train, fast_fit, **kw)
+    t = time.perf_counter()
+    grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, num_generations=a.num_generations,
+                      per_step=a.per_step, lr=a.grpo_lr, beta=a.beta, temperature=a.temperature, seed=0), log_dir=out / 'logs')
+    grpo_seconds, log = time.perf_counter() - t, rollouts.log
+    taken = [r['seconds'] for r in log if r['error'] is None]     # a refused plan trains nothing: not an env step's cost
+    res['grpo'] = {'steps': grpo.state.global_step, 'prompts': len(rollouts.dataset), 'completions': len(log),
+                   'reward_per_step': per_step(log, lambda r: r['reward']),
+                   'refused_per_step': per_step(log, lambda r: r['error'] is not None),
+                   'trainer_reward_per_step': [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h],
+                   'seconds': round(grpo_seconds, 1)}
+    reward_curve(log).savefig(out / 'reward_curve.png', dpi=100)
+    res['plan_shares_per_step'] = plan_shares(log).round(3).to_dict('index') if taken else {}
+    res['timing'] = {'seconds_per_grpo_step': round(grpo_seconds / max(grpo.state.global_step, 1), 2),
+                     'seconds_per_env_step': round(float(np.mean(taken)), 2) if taken else None, 'env_steps': len(taken),
+                     'env_share_of_grpo': round(sum(r['seconds'] for r in log) / grpo_seconds, 3), 'threads': a.threads}
+
+    save_agent(grpo.model, tok, out / 'models' / 'grpo'); save_agent(sft_model, tok, out / 'models' / 'sft')
+    t = time.perf_counter()
+    res['best_fixed'], res['fixed_plan_rewards'] = best_fixed_plan(env, train, a.num_generations, fast_fit)
+    res['best_fixed_seconds'] = round(time.perf_counter() - t, 1)
+    (out / 'run.json').write_text(json.dumps(res, indent=1))
+    return res
 
 
 def main():
@@ -126,54 +223,30 @@ def main():
     p.add_argument('--free', action='store_true', help="decode freely (no plan grammar) and refuse plans over the budget")
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--out', default='runs/teacher-grpo')
+    p.add_argument('--reference-step', action='store_true',
+                   help='GRPO on TeachingEnv.step, one plan at a time (default: the fast step, teaching.fast.GroupStep)')
+    p.add_argument('--fast-fit', default='{}', help="the fast step's fit settings over its defaults (JSON)")
+    p.add_argument('--json', action='store_true', help='print only the summary (grpo_minus_* and n_seeds) and the settings')
     a = p.parse_args()
+    fast_fit = json.loads(a.fast_fit)
     matplotlib.use('Agg')
     torch.set_num_threads(a.threads)
     datasets.disable_progress_bars()
     train, held_out = parse_seeds(a.train_seeds), parse_seeds(a.eval_seeds)
-    if overlap := sorted(set(train) & set(held_out)): raise SystemExit(f'evaluation seeds {overlap} are also training seeds')
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    if (out / 'run.json').exists(): train = json.loads((out / 'run.json').read_text())['train_seeds']
+    check_held_out(held_out, set(train))
     cache = out / 'seed-students'
     env = teacher_env(a.setup, seed_cache=cache)
-    res, t = {'settings': vars(a), 'train_seeds': train, 'eval_seeds': held_out}, time.perf_counter()
-
-    demonstrators = [make(f'policy:skill-list/{n.strip()}') for n in a.warmup_policies.split(',')]
-    rows = record_plans(env, demonstrators, train, a.warmup_iterations)
-    chats = plan_chats(rows)
-    chats.to_json(out / 'warmup.jsonl')
-    res['warmup'] = {'chats': len(chats), 'seconds': round(time.perf_counter() - t, 1)}
-    model, tok = tiny_agent(max_length=512)
-    t = time.perf_counter()
-    sft = sft_train(model, tok, chats, SFTSettings(max_steps=a.sft_steps, batch_size=8, max_length=512), log_dir=out / 'logs')
-    losses = [h['loss'] for h in sft.state.log_history if 'loss' in h]
-    res['sft'] = {'steps': sft.state.global_step, 'loss': [round(losses[0], 4), round(losses[-1], 4)],
-                  'seconds': round(time.perf_counter() - t, 1)}
-    sft_model = copy.deepcopy(sft.model)           # GRPO trains `sft.model` in place
-
-    rollouts = PlanRollouts(env, train, penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl', scale=not a.free,
-                            constrained=not a.free)
-    t = time.perf_counter()
-    grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, num_generations=a.num_generations,
-                      per_step=a.per_step, lr=a.grpo_lr, beta=a.beta, temperature=a.temperature, seed=0), log_dir=out / 'logs')
-    grpo_seconds, log = time.perf_counter() - t, rollouts.log
-    taken = [r['seconds'] for r in log if r['error'] is None]     # a refused plan trains nothing: not an env step's cost
-    res['grpo'] = {'steps': grpo.state.global_step, 'prompts': len(rollouts.dataset), 'completions': len(log),
-                   'reward_per_step': per_step(log, lambda r: r['reward']),
-                   'refused_per_step': per_step(log, lambda r: r['error'] is not None),
-                   'trainer_reward_per_step': [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h],
-                   'seconds': round(grpo_seconds, 1)}
-    reward_curve(log).savefig(out / 'reward_curve.png', dpi=100)
-    res['plan_shares_per_step'] = plan_shares(log).round(3).to_dict('index') if taken else {}
-    res['timing'] = {'seconds_per_grpo_step': round(grpo_seconds / max(grpo.state.global_step, 1), 2),
-                     'seconds_per_env_step': round(float(np.mean(taken)), 2) if taken else None, 'env_steps': len(taken),
-                     'env_share_of_grpo': round(sum(r['seconds'] for r in log) / grpo_seconds, 3), 'threads': a.threads}
-
-    save_agent(grpo.model, tok, out / 'models' / 'grpo'); save_agent(sft_model, tok, out / 'models' / 'sft')
+    res = json.loads((out / 'run.json').read_text()) if (out / 'run.json').exists() else train_recipe(a, out, env, train, fast_fit)
+    res['eval_seeds'] = held_out
+    tok = AutoTokenizer.from_pretrained(out / 'models' / 'grpo')
+    grpo_model, sft_model = (AutoModelForCausalLM.from_pretrained(out / 'models' / n).eval() for n in ('grpo', 'sft'))
     lm = dict(fallback=SkillListRandom(), scale=not a.free, constrained=not a.free)
     sampled = {f'{n}@{a.temperature:g}': LMTeacher(m, tok, f'{n}@{a.temperature:g}', temperature=a.temperature, **lm)
-               for n, m in (('grpo', grpo.model), ('sft', sft_model))} if a.eval_sampled else {}
-    teachers = {'grpo': LMTeacher(grpo.model, tok, 'grpo', **lm), 'sft': LMTeacher(sft_model, tok, 'sft', **lm), **sampled,
-                'with-state': SkillListTeacher(), 'no-state': SkillListRandom()}
+               for n, m in (('grpo', grpo_model), ('sft', sft_model))} if a.eval_sampled else {}
+    teachers = {'grpo': LMTeacher(grpo_model, tok, 'grpo', **lm), 'sft': LMTeacher(sft_model, tok, 'sft', **lm), **sampled,
+                'with-state': SkillListTeacher(), 'no-state': SkillListRandom(), 'best-fixed': FixedPlan(res['best_fixed'])}
     t = time.perf_counter()
     eval_overrides = {'iterations': a.eval_iterations} if a.eval_iterations else {}
     evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache, **eval_overrides), teachers, held_out, out / 'eval',
@@ -192,7 +265,11 @@ def main():
         tables.append(report_table(res['report_sampled']))
     (out / 'report.md').write_text('\n\n'.join(tables) + '\n')
     (out / 'result.json').write_text(json.dumps(res, indent=1))
-    print(json.dumps(res))
+    summary = {'grpo_minus_sft': diff(res['report'], 'sft'), 'grpo_minus_with_state': diff(res['report'], 'with-state'),
+               'grpo_minus_no_state': diff(res['report'], 'no-state'), 'grpo_minus_best_fixed': diff(res['report'], 'best-fixed'),
+               'n_seeds': len(held_out), 'best_fixed': res['best_fixed'], 'out': str(out)}
+    (out / 'summary.json').write_text(json.dumps(summary, indent=1))
+    print(json.dumps({**summary, 'settings': res['settings']} if a.json else {**summary, **res}))
 
 
 if __name__ == '__main__':

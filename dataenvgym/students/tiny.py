@@ -25,6 +25,7 @@ from transformers import (
 )
 
 from ..core import Datum, Task
+from .grouped import grouped_exact_match, stack_weights, train_grouped
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'CHARS', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses', 'response_loss',
@@ -287,3 +288,28 @@ def load(cls: TinyLM, path: str | Path) -> TinyLM:
     student.model = LlamaForCausalLM.from_pretrained(path / 'model').eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
+
+# %% ../../nbs/20_students.tiny.ipynb #0f3510d2
+@patch
+def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0,
+              **settings) -> dict[str, torch.Tensor]:
+    "G copies of the current weights, copy g trained on `datasets[g]` as one batched model (`students.grouped`); `stream` shifts the order's seed."
+    if not datasets or not all(datasets): raise ValueError('fit_group needs one non-empty dataset per copy')
+    config = self.fit_config({k: v for k, v in settings.items() if k != 'progress'})
+    config = config.model_copy(update={'seed': config.seed + stream})
+    weights = stack_weights([self.model.state_dict()] * len(datasets))
+    examples = [encode_examples(self.tokenizer, d, self.config.max_length) for d in datasets]
+    lr_at = lambda step, steps: lr_factor(step, steps, config.warmup_steps, config.schedule)
+    self.group_losses = train_grouped(weights, examples, self.model.config, config,
+                                      self.tokenizer.pad_token_id,
+                                      lr_at)
+    return weights
+
+# %% ../../nbs/20_students.tiny.ipynb #51bb1bda
+@patch
+def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
+                  data: Sequence[Datum]) -> torch.Tensor:
+    "`[G, N]` exact-match verdicts (teacher forced) of the copies in `weights` (None: the student itself) on `data`."
+    weights = weights or stack_weights([self.model.state_dict()])
+    examples = encode_examples(self.tokenizer, data, self.config.max_length)
+    return grouped_exact_match(weights, examples, self.model.config, self.tokenizer.pad_token_id)

@@ -283,6 +283,10 @@ class PlanRollouts:
                 'error': obs.error, 'val_accuracy': obs.val_accuracy,
                 'seconds': round(time.perf_counter() - t0, 3)}
 
+    def play_all(self, seeds: Sequence[int], plans: Sequence[str], step: int = 0) -> list[dict]:
+        "Each plan played from its seed's student (`play`), as log rows in order."
+        return [self.play(seed, plan, step) for seed, plan in zip(seeds, plans)]
+
 # %% ../../nbs/39_teaching.train.ipynb #ad8f7344
 def _close(ids: list[int], eos: int) -> tuple[list[int], list[int]]:
     "A completion ending with the end token (added, masked out, when generation stopped at its length) and its mask."
@@ -299,9 +303,9 @@ def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
                                 ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
         closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
     else: closed = sample_plans(model, tok, contexts, plan_grammar(tok, self.skills), trainer.temperature)
-    rows = [self.play(self.seed_of[p[-1]['content']], tok.decode(ids, skip_special_tokens=True),
-                      trainer.state.global_step)
-            for p, (ids, _) in zip(prompts, closed)]
+    rows = self.play_all([self.seed_of[p[-1]['content']] for p in prompts],
+                         [tok.decode(ids, skip_special_tokens=True) for ids, _ in closed],
+                         trainer.state.global_step)
     self.log += rows
     if self.log_path: append_jsonl(self.log_path, rows)
     return {'prompt_ids': contexts, 'completion_ids': [c for c, _ in closed], 'logprobs': None,

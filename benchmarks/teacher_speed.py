@@ -1,0 +1,138 @@
+"""How fast and how clean the teaching step a GRPO teacher learns from is (issue 37): the fast step
+(`teaching.fast.GroupStep`: a group's students trained as one batched model, common random numbers, teacher-forced
+grading) against the reference step (`TeachingEnv.step`, one plan at a time), on the same plans from one seed student.
+
+    python benchmarks/teacher_speed.py --json                   # math/embedded, seed 1000, 50 plans, groups of 8
+
+Measures, on `--seed` (a calibration seed, never a held-out one):
+- `env_step_s`: seconds per plan of the fast step, amortised over groups of `--group-size` plans (the mean over the
+  full groups of the 50 plans);
+- `grpo_step_s`: seconds per GRPO step (`grpo_train` with `FastPlanRollouts`, one prompt × `--group-size` plans,
+  `--grpo-steps` steps, the untrained tiny agent under the plan's grammar: the step's cost does not depend on its
+  weights);
+- `noise_floor_points`: the same plan played under `--streams` different random streams (engine seed and data
+  order), the standard deviation across streams averaged over the first group's plans — the noise common random
+  numbers take out of a group's comparisons (inside a group the same plan twice earns exactly the same:
+  `noise_within_group_points`);
+- `plan_spread_points`: the best minus the worst of those plans' mean rewards (as `plan_rewards.py` defines spread;
+  `plan_spread_sd_points`: their standard deviation);
+- `rank_corr_vs_reference`: Spearman's rank correlation of the fast and the reference rewards on the same
+  `--plans` plans (the seven plans of `plan_rewards.py` and random splits of the budget); the reference rewards are
+  cached in `--out/reference.json` (one reference step is about 12 s on two cores).
+Prints one JSON object (with `--json`; else a summary), also written to `--out/result-STEPS-BATCH.json`.
+
+Not yet measured in full (issue 37, 2026-12-04): the full run (50 plans) did not finish before the round's deadline — one
+reference step took about 50 s on two threads that day, so the 50 reference rewards alone take about 40 min. What was
+measured, seed 1000, math/embedded, the fast step's default fit (`FAST_FIT`: 100 steps of batch 64, warm-up 10):
+- rank correlation with the reference step on the 16 plans whose reference reward was cached (the 7 plans of
+  `plan_rewards.py` and 9 random splits): Spearman 0.553 (`/tmp`-script over `runs/teacher-speed/reference.json`; the
+  fast rewards are deterministic). The fast step pays every plan about -0.5 to -7 points: 100 steps from the seed
+  student's weights at the reference's learning rate do not yet reach the gains 600 steps reach (addition alone: -3.5
+  fast, +12.5 reference), so it ranks the plans only roughly;
+- cost: 112 s for the 16 plans (two groups of 8) on one torch thread, NOT under the lock (other jobs running): about
+  7 s per plan, far above the 1 s the issue asks. Under the lock, one thread: 20 batched steps of 8 copies (batch 64)
+  took 10.6 s against 1.6 s for one copy, so the work at this size is arithmetic and batching saves about a sixth;
+- shorter fits (30-150 steps, lr 2e-4 to 4e-3) paid every plan -1 to -10 points on this seed (a fresh optimiser
+  perturbs the seed student before it learns), so they rank no better.
+"""
+import argparse, json, time
+from pathlib import Path
+
+import datasets
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from dataenvgym.lm import GRPOSettings, grpo_train, tiny_agent
+from dataenvgym.teaching.envs import SkillListAction, SkillPlan, spread_evenly
+from dataenvgym.teaching.fast import FastPlanRollouts, GroupStep
+from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
+from dataenvgym.teaching.train import plan_action, plan_text, teacher_env
+
+
+def plans_for(obs, n: int, seed: int = 0) -> list[str]:
+    "`n` plans at `obs` as reply texts: with-state, no-state, an even split, each skill alone, then random splits."
+    skills, budget = sorted(obs.per_skill), obs.budget
+    fixed = [SkillListTeacher()(obs), SkillListRandom()(obs),
+             SkillListAction(plans=[SkillPlan(skill=s, n=k) for s, k in zip(skills, spread_evenly(budget, len(skills)))])]
+    fixed += [SkillListAction(plans=[SkillPlan(skill=s, n=budget)]) for s in skills]
+    texts, rng = list(dict.fromkeys(plan_text(a) for a in fixed)), np.random.default_rng(seed)
+    while len(texts) < n:
+        counts = np.floor(rng.dirichlet([0.5] * len(skills)) * budget).astype(int)
+        texts.append('; '.join(f'{s}:{k}' for s, k in zip(skills, counts) if k))
+    return texts[:n]
+
+
+def fast_rewards(group: GroupStep, seed: int, plans: list[str], size: int, stream: int = 0) -> tuple[list[float], list[float]]:
+    "Rewards (points) of `plans` played in groups of `size`, and each full group's seconds per plan."
+    rewards, per_plan = [], []
+    for s in range(0, len(plans), size):
+        t = time.perf_counter()
+        rewards += [100 * r['reward'] for r in group.play(seed, plans[s:s + size], stream)]
+        if len(plans[s:s + size]) == size: per_plan.append((time.perf_counter() - t) / size)
+    return rewards, per_plan
+
+
+def reference_rewards(env, seed: int, plans: list[str], cache: Path) -> list[float]:
+    "`TeachingEnv.step`'s reward (points) for each plan from `seed`'s student, cached by plan text."
+    known = json.loads(cache.read_text()) if cache.exists() else {}
+    for p in plans:
+        if f'{seed}|{p}' in known: continue
+        obs = env.reset(seed=seed)
+        known[f'{seed}|{p}'] = 100 * env.step(plan_action(p, obs.budget)).reward
+        cache.write_text(json.dumps(known, indent=1))
+    return [known[f'{seed}|{p}'] for p in plans]
+
+
+def grpo_seconds(env, seed: int, size: int, steps: int, out: Path, fit: dict) -> float:
+    "Seconds per GRPO step on the fast step: one prompt, `size` plans a step, the untrained tiny agent."
+    model, tok = tiny_agent(max_length=512)
+    rollouts = FastPlanRollouts(env, [seed], fit)
+    t = time.perf_counter()
+    grpo_train(model, tok, rollouts, GRPOSettings(steps=steps, num_generations=size, per_step=1, temperature=1.0,
+                                                  seed=0), output_dir=str(out / 'grpo'))
+    return (time.perf_counter() - t) / steps
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--setup', default='math/embedded')
+    p.add_argument('--seed', type=int, default=1000, help='a calibration seed (>= 1000)')
+    p.add_argument('--plans', type=int, default=50)
+    p.add_argument('--group-size', type=int, default=8)
+    p.add_argument('--streams', type=int, default=4, help='random streams of the noise floor')
+    p.add_argument('--grpo-steps', type=int, default=3)
+    p.add_argument('--threads', type=int, default=2)
+    p.add_argument('--out', default='runs/teacher-speed')
+    p.add_argument('--fit', default='{}', help="the fast step's fit settings over its defaults (JSON)")
+    p.add_argument('--json', action='store_true')
+    a = p.parse_args()
+    if a.seed < 1000: raise SystemExit(f'--seed {a.seed}: calibrate on seeds >= 1000; 0-999 are held out')
+    torch.set_num_threads(a.threads); datasets.disable_progress_bars()
+    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    env = teacher_env(a.setup, seed_cache=out / 'seed-students')
+    plans = plans_for(env.reset(seed=a.seed), a.plans)
+    group = GroupStep(env, json.loads(a.fit))
+    fast, per_plan = fast_rewards(group, a.seed, plans, a.group_size)
+    streams = [fast[:a.group_size]] + [fast_rewards(group, a.seed, plans[:a.group_size], a.group_size, s)[0]
+                                       for s in range(1, a.streams)]
+    twice = group.play(a.seed, [plans[0]] * 2 + plans[1:a.group_size - 1])
+    means = np.mean(streams, axis=0)
+    reference = reference_rewards(env, a.seed, plans, out / 'reference.json')
+    res = {'setup': a.setup, 'seed': a.seed, 'fit': group.fit, 'group_size': a.group_size, 'n_plans': len(plans),
+           'env_step_s': round(float(np.mean(per_plan)), 3), 'group_s': round(float(np.mean(per_plan)) * a.group_size, 2),
+           'grpo_step_s': round(grpo_seconds(env, a.seed, a.group_size, a.grpo_steps, out, group.fit), 2),
+           'noise_floor_points': round(float(np.mean(np.std(streams, axis=0, ddof=1))), 2),
+           'noise_within_group_points': round(abs(100 * (twice[0]['reward'] - twice[1]['reward'])), 2),
+           'plan_spread_points': round(float(means.max() - means.min()), 2),
+           'plan_spread_sd_points': round(float(np.std(means, ddof=1)), 2),
+           'rank_corr_vs_reference': round(float(spearmanr(fast, reference).statistic), 3),
+           'threads': a.threads,
+           'plans': [{'plan': p, 'fast': round(f, 2), 'reference': round(r, 2)} for p, f, r in zip(plans, fast, reference)],
+           'streams': [[round(x, 2) for x in s] for s in streams]}
+    (out / f'result-{group.fit["steps"]}-{group.fit.get("batch_size", 64)}.json').write_text(json.dumps(res, indent=1))
+    print(json.dumps(res) if a.json else {k: v for k, v in res.items() if k not in ('plans', 'streams')})
+
+
+if __name__ == '__main__':
+    main()
