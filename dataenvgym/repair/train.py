@@ -546,7 +546,7 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
                                calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert'],
                                baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'oracle'],
                                max_turns=24,
-                               sft=SFTSettings(epochs=20, max_length=2048),
+                               sft=SFTSettings(epochs=20, max_length=3072),
                                grpo=GRPOSettings(steps=30, temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
                                    sft=_QWEN_SFT, grpo=_QWEN_GRPO),
