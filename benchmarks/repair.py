@@ -16,6 +16,7 @@ the cold trajectories exactly, or the benchmark fails.
 """
 import argparse, json, statistics, sys, time
 import numpy as np
+from tqdm import tqdm
 from dataenvgym.repair.agents import HeuristicAgent, OracleAgent, RandomAgent, SubmitAgent
 from dataenvgym.repair.env import RepairEnv, calibrate, clear_caches, one_thread
 from dataenvgym.repair.tasks import TASKS, Classifier
@@ -28,7 +29,7 @@ def play(task: str, name: str, seeds: list[int]) -> tuple[list[tuple], dict]:
     "One episode per seed: the trajectories (commands, return, success, accuracy) and the pass's speed."
     env, episodes, steps, validate_ms = RepairEnv(task), [], 0, []
     t0 = time.perf_counter()
-    for seed in seeds:
+    for seed in tqdm(seeds, desc=f'{task} {name}', unit='episode', leave=False):   # on stderr: done/total, elapsed, ETA
         agent = AGENTS[name](seed)
         obs, ret = env.reset(seed=seed), 0.0
         agent.begin(env)

@@ -23,11 +23,11 @@ from .teaching.config import (MissingKeyWarning, RunConfig, build, dump_config, 
                                         load_config, override, preflight)
 from .teaching.llm import LLM, LLMError
 from .teaching.policies import Policy
-from .teaching.runner import IterationLog, result_lines, run_episode
+from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'UserError', 'explain', 'train_student', 'run_config', 'teaching_run', 'teach',
-           'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
+__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'TRAIN_CONFIG_NAMES', 'UserError', 'explain', 'train_student', 'run_config',
+           'teaching_run', 'teach', 'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
 
 # %% ../nbs/80_cli.ipynb #3eea6535
 EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
@@ -98,9 +98,12 @@ def _print_iteration(log: IterationLog, skipped: str | None = None) -> None:
     rejected = (
         f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
     )
-    print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain '
-          f'{100 * log.gain:+5.1f} points  '
-          f'{log.seconds:5.0f}s{rejected}' + (f'; skipped: {skipped}' if skipped else ''), flush=True)
+    # tqdm.write: the line goes above the progress bar (on a terminal), not through it
+    tqdm.write(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain '
+               f'{100 * log.gain:+5.1f} points  '
+               f'{log.seconds:5.0f}s{rejected}' + (f'; skipped: '
+                                                   f'{skipped}' if skipped else ''), file=sys.stdout)
+    sys.stdout.flush()
 
 # %% ../nbs/80_cli.ipynb #624070fb
 FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset',
@@ -193,6 +196,7 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
 # %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
+    from .teaching.runner import result_lines, run_episode          # pandas, matplotlib: only for a run
     config = run_config(args)
     if args.what: return _show_config(args, config)
     if args.dry_run: return _dry_run(args, config)
@@ -203,10 +207,11 @@ def teach(args: argparse.Namespace) -> int:
         warnings.simplefilter('ignore', MissingKeyWarning)      # said below, in one line
         env, policy, llm = build(config, out, domain)
     _warn_key(config)
-    def on_iteration(log: IterationLog) -> None:
+    def on_iteration(log) -> None:
         if not args.json: _print_iteration(log, getattr(env.engine, 'skipped', None)
                                            if log.iteration else None)
-    try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None,
+    bar = sys.stderr.isatty() and not args.json      # iterations done / total, elapsed, ETA on a terminal
+    try: result = run_episode(env, policy, out, config.seed, progress=bar, meter=llm.meter if llm else None,
                               on_iteration=on_iteration)
     # a plain ValueError is the runner's own message (another run's folder)
     except (ValueError, OSError) as e:
@@ -259,9 +264,26 @@ def _print_train(res: dict) -> None:
               f"{res['confidence']:.0%} confidence intervals and paired differences from {res['reference']}:")
         print(eval_report(res))
 
+# %% ../nbs/80_cli.ipynb #7a1c9e42
+TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'qwen2.5-1.5b-t4',
+                      'qwen2.5-1.5b-medium-hard')
+
+def _check_train_config(name: str) -> None:
+    "What `train` can check of its config before importing the heavy libraries: a named one, or a YAML mapping."
+    if name in TRAIN_CONFIG_NAMES: return
+    path = Path(name)
+    if not path.is_file():
+        raise UserError(f'no config file {name} (named configs: {", ".join(TRAIN_CONFIG_NAMES)})')
+    try: data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e: raise UserError(f'config {name}: {explain(e)}') from e
+    if data is not None and not isinstance(data, dict):
+        raise UserError(f'config {name}: Input should be a valid dictionary of TrainConfig fields, '
+                        f'not a {type(data).__name__}')
+
 # %% ../nbs/80_cli.ipynb #d6f6b7d6
 def train_agent(args: argparse.Namespace) -> int:
     "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."
+    _check_train_config(args.config)                  # before torch, TRL and transformers load (seconds)
     from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
     try:
         config = TrainConfig.load(args.config)
@@ -450,8 +472,8 @@ def _add_train(sub, debug: argparse.ArgumentParser) -> None:
     a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'],
                    help='the phase to run (config: print the config as YAML)')
     a.add_argument('--config', default='tiny',
-                   help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
-                   'tiny-curriculum, qwen2.5-1.5b-t4')
+                   help='a YAML/JSON file of TrainConfig, or a named config: '
+                   + ', '.join(TRAIN_CONFIG_NAMES) + ' (default tiny)')
     a.add_argument('--out', default=None, help='run folder shared by the phases (default runs/agent-CONFIG)')
     a.add_argument('--model', default=None,
                    help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
@@ -497,7 +519,7 @@ def sweep(args: argparse.Namespace) -> int:
                      iterations=args.iterations)
     res = run_sweep(spec, args.out, backend=args.backend, address=args.address,
                     cpus_per_episode=args.cpus_per_episode,
-                    gpus_per_episode=args.gpus_per_episode, progress=sys.stderr.isatty())
+                    gpus_per_episode=args.gpus_per_episode, progress=True)   # on stderr, a log too
     if args.json: print(json.dumps(res.model_dump(exclude={'rows'})))
     else:
         print(sweep_table(res))

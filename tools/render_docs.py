@@ -14,14 +14,14 @@ stays as it is for users who have Quarto. The pipeline:
 
 Usage: python tools/render_docs.py [OUT]     (default OUT: _docs)
 """
-import json, os, re, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys, tomllib
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, PROC, BUILD = ROOT / 'nbs', ROOT / '_proc', ROOT / '_docs_build'
-DOCS_URL = 'https://dataenvgym.github.io/dataenvgym/'
+DOCS_URL = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['urls']['Documentation']   # the one setting
 COLAB_BADGE_URL = 'https://colab.research.google.com/assets/colab-badge.svg'
 MAX_TEXT = 3000                       # characters of one text output kept on the page
 DIRECTIVE = re.compile(r'^\s*#\|\s*([\w-]+)\s*:?\s*(.*)$')
