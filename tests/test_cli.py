@@ -162,8 +162,17 @@ def test_teach_refuses_what_it_cannot_build_in_one_line():
         assert out.stderr.count('\n') == 1 and 'Traceback' not in out.stderr, out.stderr
 
 
-@pytest.mark.parametrize('argv', [['--help'], ['student', '--help'], ['teach', '--help'], ['sweep', '--help'],
-                                  ['train', '--help'], ['serve', '--help']])
+COMMANDS = ['student', 'teach', 'sweep', 'train', 'serve']
+
+
+def test_the_help_test_covers_every_command():
+    import argparse
+    from dataenvgym.cli import _parser
+    (sub,) = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert sorted(sub.choices) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize('argv', [['--help']] + [[c, '--help'] for c in COMMANDS])
 def test_help_works_for_the_program_and_every_command(argv):
     "`--help` prints the usage and exits 0 (a `%` in a help string once made argparse raise)."
     from dataenvgym.cli import main

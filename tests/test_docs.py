@@ -162,7 +162,8 @@ class _Anchors(__import__('html.parser').parser.HTMLParser):
 
 def dead_links(out: Path) -> list[str]:
     "Every link between the site's pages whose page or anchor is not there: `page.html: target`."
-    pages = {p.relative_to(out).as_posix(): p for p in out.rglob('*.html') if not p.relative_to(out).parts[0] in ('search', 'assets')}
+    skip = ('search', 'assets', '404.html')                 # mkdocs' 404 page links from the site's root, wherever it is
+    pages = {p.relative_to(out).as_posix(): p for p in out.rglob('*.html') if p.relative_to(out).parts[0] not in skip}
     parsed = {}
     for rel, p in pages.items(): parsed[rel] = _Anchors(); parsed[rel].feed(p.read_text(encoding='utf-8'))
     dead = []
