@@ -6,28 +6,37 @@ Docs: https://dataenvgym.github.io/dataenvgym/cli.html.md"""
 
 # %% ../nbs/80_cli.ipynb #3c5e0cc5
 from __future__ import annotations
+
 import argparse, importlib.util, json, re, sys, time, warnings
+
 from collections import Counter
+
 from pathlib import Path
-from typing import Sequence
+
+from typing import TYPE_CHECKING, Sequence
 
 import yaml
+
 from pydantic import ValidationError
 
 from . import __version__
-from .core import EvalReport, Student, evaluate, write_jsonl
-from .registry import lookup, make, registered
-from .teaching.envs import TeachingEnv, quiet_transformers
-from .teaching.config import (MissingKeyWarning, RunConfig, build, dump_config, estimate,
-                                        estimate_table, key_warning,
-                                        load_config, override, preflight)
-from .teaching.llm import LLM, LLMError
-from .teaching.policies import Policy
-from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'TRAIN_CONFIG_NAMES', 'UserError', 'explain', 'train_student', 'run_config',
-           'teaching_run', 'teach', 'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
+__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'TRAIN_CONFIG_NAMES', 'UserError', 'is_user_error', 'explain', 'train_student',
+           'run_config', 'teaching_run', 'teach', 'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
+
+# %% ../nbs/80_cli.ipynb #45a70611
+from .registry import lookup, make, registered
+
+from tqdm import tqdm
+
+# the rest is imported where it is used, so that `--help` or a config typo is said at once
+if TYPE_CHECKING:
+    from dataenvgym.core import EvalReport, Student
+    from dataenvgym.teaching.config import RunConfig
+    from dataenvgym.teaching.envs import TeachingEnv
+    from dataenvgym.teaching.llm import LLM
+    from dataenvgym.teaching.policies import Policy
 
 # %% ../nbs/80_cli.ipynb #3eea6535
 EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
@@ -36,7 +45,12 @@ EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets'
 class UserError(Exception):
     "A mistake in what the command was asked to do, told in one line."
 
-USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError, LLMError)
+USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError)
+
+def is_user_error(error: BaseException) -> bool:
+    "Whether `error` is told in one line: one of `USER_ERRORS`, or an LLM endpoint's `LLMError`."
+    llm = sys.modules.get('dataenvgym.teaching.llm')     # not imported: no LLMError was raised
+    return isinstance(error, USER_ERRORS) or (llm is not None and isinstance(error, llm.LLMError))
 
 # %% ../nbs/80_cli.ipynb #2bafb0b5
 def explain(error: BaseException) -> str:
@@ -65,6 +79,7 @@ def _refuse(command: str, error: BaseException) -> int:
 def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
                   steps: int | None = None, save: str | Path | None = None, progress: bool = False) -> dict:
     "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` held-out ones; a JSON-ready summary."
+    from .core import evaluate
     dom = make(f'domain:{domain}')
     split = dom.splits(n_train, 0, n_eval, seed=seed)
     # the domain's student, as its embedded preset has it
@@ -87,6 +102,8 @@ def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n
 
 # %% ../nbs/80_cli.ipynb #3ca02995
 def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> None:
+    from .core import write_jsonl
+    from .teaching.envs import quiet_transformers
     with quiet_transformers(): student.save(path / 'student')
     (path / 'report.json').write_text(report.model_dump_json(indent=1))
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
@@ -118,6 +135,7 @@ FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'pre
 # %% ../nbs/80_cli.ipynb #b573f37c
 def run_config(args: argparse.Namespace) -> RunConfig:
     "The run `teach`'s arguments describe: `--config` (a file or a named config) or the defaults, the flags and `--set` over it."
+    from .teaching.config import RunConfig, load_config, override
     config = load_config(args.config) if args.config else RunConfig()
     changes = {path: getattr(args, flag) for flag, path in FLAGS.items()
                if getattr(args, flag, None) is not None}
@@ -155,6 +173,7 @@ def _need_gpu(config: RunConfig) -> None:
 # %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM that `teach`'s arguments describe (`config.build`: every part through `registry.make`)."
+    from .teaching.config import build
     config = run_config(args)
     _need_packages(config)
     return build(config, out)
@@ -180,13 +199,17 @@ def _check_run_folder(out: Path) -> bool:
 
 def _warn_key(config: RunConfig) -> None:
     "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
+    from .teaching.config import key_warning
     if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
 
 # %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
+    from .teaching.config import estimate, estimate_table, preflight
     try: domain, problem = preflight(config), None
-    except USER_ERRORS as e: domain, problem = None, explain(e)
+    except Exception as e:
+        if not is_user_error(e): raise
+        domain, problem = None, explain(e)
     e = estimate(config, domain, read=problem is None)
     print(json.dumps({**e.model_dump(), 'problem': problem}) if args.json else estimate_table(e))
     if problem: return _refuse('teach', UserError(problem))
@@ -196,6 +219,7 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
 # %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
+    from .teaching.config import MissingKeyWarning, build, preflight
     from .teaching.runner import result_lines, run_episode          # pandas, matplotlib: only for a run
     config = run_config(args)
     if args.what: return _show_config(args, config)
@@ -243,6 +267,7 @@ def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
         print('named configs (dataenvgym teach config NAME prints one; --config NAME runs it):')
         for name in registered('run-config'): print(f'  {name:<24} {lookup("run-config", name).about}')
         return 0
+    from .teaching.config import dump_config
     print(dump_config(config), end='')
     return 0
 
@@ -534,6 +559,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try: return {'teach': teach, 'sweep': sweep, 'train': train_agent,
                  'student': student, 'serve': serve}[args.command](args)
-    except USER_ERRORS as e:
-        if args.debug: raise
+    except Exception as e:
+        if args.debug or not is_user_error(e): raise
         return _refuse(args.command, e)
