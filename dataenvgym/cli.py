@@ -79,7 +79,7 @@ def _refuse(command: str, error: BaseException) -> int:
 def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
                   steps: int | None = None, save: str | Path | None = None, progress: bool = False) -> dict:
     "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` held-out ones; a JSON-ready summary."
-    from .core import evaluate
+    from dataenvgym.core import evaluate
     dom = make(f'domain:{domain}')
     split = dom.splits(n_train, 0, n_eval, seed=seed)
     # the domain's student, as its embedded preset has it
@@ -102,8 +102,8 @@ def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n
 
 # %% ../nbs/80_cli.ipynb #3ca02995
 def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> None:
-    from .core import write_jsonl
-    from .teaching.envs import quiet_transformers
+    from dataenvgym.core import write_jsonl
+    from dataenvgym.teaching.envs import quiet_transformers
     with quiet_transformers(): student.save(path / 'student')
     (path / 'report.json').write_text(report.model_dump_json(indent=1))
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
@@ -135,7 +135,7 @@ FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'pre
 # %% ../nbs/80_cli.ipynb #b573f37c
 def run_config(args: argparse.Namespace) -> RunConfig:
     "The run `teach`'s arguments describe: `--config` (a file or a named config) or the defaults, the flags and `--set` over it."
-    from .teaching.config import RunConfig, load_config, override
+    from dataenvgym.teaching.config import RunConfig, load_config, override
     config = load_config(args.config) if args.config else RunConfig()
     changes = {path: getattr(args, flag) for flag, path in FLAGS.items()
                if getattr(args, flag, None) is not None}
@@ -173,7 +173,7 @@ def _need_gpu(config: RunConfig) -> None:
 # %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM that `teach`'s arguments describe (`config.build`: every part through `registry.make`)."
-    from .teaching.config import build
+    from dataenvgym.teaching.config import build
     config = run_config(args)
     _need_packages(config)
     return build(config, out)
@@ -199,13 +199,13 @@ def _check_run_folder(out: Path) -> bool:
 
 def _warn_key(config: RunConfig) -> None:
     "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
-    from .teaching.config import key_warning
+    from dataenvgym.teaching.config import key_warning
     if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
 
 # %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
-    from .teaching.config import estimate, estimate_table, preflight
+    from dataenvgym.teaching.config import estimate, estimate_table, preflight
     try: domain, problem = preflight(config), None
     except Exception as e:
         if not is_user_error(e): raise
@@ -219,8 +219,9 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
 # %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
-    from .teaching.config import MissingKeyWarning, build, preflight
-    from .teaching.runner import result_lines, run_episode          # pandas, matplotlib: only for a run
+    from dataenvgym.teaching.config import MissingKeyWarning, build, preflight
+    # pandas, matplotlib: only for a run
+    from dataenvgym.teaching.runner import result_lines, run_episode
     config = run_config(args)
     if args.what: return _show_config(args, config)
     if args.dry_run: return _dry_run(args, config)
@@ -267,7 +268,7 @@ def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
         print('named configs (dataenvgym teach config NAME prints one; --config NAME runs it):')
         for name in registered('run-config'): print(f'  {name:<24} {lookup("run-config", name).about}')
         return 0
-    from .teaching.config import dump_config
+    from dataenvgym.teaching.config import dump_config
     print(dump_config(config), end='')
     return 0
 
@@ -356,7 +357,7 @@ def serve_app(args: argparse.Namespace):
     "The app `dataenvgym serve` runs: the flags over the environment variables over the defaults."
     import os
     from dataclasses import replace
-    from .serve import Settings, settings_from_env
+    from dataenvgym.serve import Settings, settings_from_env
     flags = {'capacity': args.capacity, 'per_client': args.per_client, 'idle_s': args.idle_s,
              'token': args.token,
              'allow_origins': tuple(args.allow_origin) if args.allow_origin else None}
@@ -365,11 +366,11 @@ def serve_app(args: argparse.Namespace):
     if args.host not in ('127.0.0.1', 'localhost', '::1') and not settings.token:
         raise UserError(f'serving on {args.host} (beyond localhost) needs --token (or DATAENVGYM_TOKEN)')
     if args.which == 'repair':
-        from .repair.serve import make_app
+        from dataenvgym.repair.serve import make_app
         return make_app(
             args.task or os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'), settings=settings
         )
-    from .teaching.serve import make_app
+    from dataenvgym.teaching.serve import make_app
     return make_app(
         args.env or os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
         args.preset or os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'),
@@ -536,8 +537,8 @@ def student(args: argparse.Namespace) -> int:
 # %% ../nbs/80_cli.ipynb #ca73a325
 def sweep(args: argparse.Namespace) -> int:
     "Run a sweep from a file and flags; print its tables (or JSON) and where its files are."
-    from .teaching.presets import preset_name
-    from .teaching.sweep import load_spec, run_sweep, sweep_table
+    from dataenvgym.teaching.presets import preset_name
+    from dataenvgym.teaching.sweep import load_spec, run_sweep, sweep_table
     presets = [preset_name(p, args.domain) for p in args.preset] if args.preset else \
               [preset_name('embedded', args.domain)] if args.domain else None
     spec = load_spec(args.file, presets=presets, envs=args.env, policies=args.policies, seeds=args.seeds,
