@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN_JOB = ['teach', '--env', 'skill-tree', '--domain', 'math', '--seed', '0']
+CLEAN = {**{k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}, 'OMP_NUM_THREADS': '1'}   # no checkout on the path
 slow = pytest.mark.skipif(not os.environ.get('DATAENVGYM_SLOW'), reason='builds and installs the package (minutes): DATAENVGYM_SLOW=1')
 
 
@@ -45,7 +46,7 @@ def fresh_venv(where: Path) -> Path:
     site = subprocess.run([str(py), '-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'],
                           capture_output=True, text=True, check=True).stdout.strip()
     Path(site, 'deps.pth').write_text(sysconfig.get_paths()['purelib'] + '\n')
-    r = subprocess.run([str(py), '-c', 'import dataenvgym'], capture_output=True, text=True, cwd=where)
+    r = subprocess.run([str(py), '-c', 'import dataenvgym'], capture_output=True, text=True, cwd=where, env=CLEAN)
     assert r.returncode != 0, 'the fresh venv already sees a dataenvgym'
     return py
 
@@ -55,8 +56,7 @@ def install_and_run(py: Path, artifact: Path, args: list[str], cwd: Path) -> sub
     r = subprocess.run([str(py), '-m', 'pip', 'install', '--no-deps', '--no-build-isolation', str(artifact)],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    env = {**os.environ, 'PYTHONPATH': '', 'OMP_NUM_THREADS': '1'}
-    return subprocess.run([str(py.parent / 'dataenvgym'), *args], capture_output=True, text=True, timeout=1800, cwd=cwd, env=env)
+    return subprocess.run([str(py.parent / 'dataenvgym'), *args], capture_output=True, text=True, timeout=1800, cwd=cwd, env=CLEAN)
 
 
 @slow
@@ -66,7 +66,8 @@ def test_the_wheel_installs_and_runs_the_main_job(dist, tmp_path):
     r = install_and_run(py, wheel, [*MAIN_JOB, '--out', str(tmp_path / 'run')], cwd=tmp_path)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert 'Test accuracy at the start' in r.stdout and (tmp_path / 'run' / 'summary.md').exists()
-    where = subprocess.run([str(py), '-c', 'import dataenvgym; print(dataenvgym.__file__)'], capture_output=True, text=True, cwd=tmp_path)
+    where = subprocess.run([str(py), '-c', 'import dataenvgym; print(dataenvgym.__file__)'], capture_output=True, text=True, cwd=tmp_path,
+                           env=CLEAN)
     assert str(tmp_path / 'venv') in where.stdout, where.stdout      # the installed copy ran, not the checkout
 
 
