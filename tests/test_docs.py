@@ -192,3 +192,14 @@ def test_no_dead_link_or_anchor_and_every_page_titled(site):
     for p in pages:
         page = _Anchors(); page.feed(p.read_text(encoding='utf-8'))
         assert page.h1.strip(' ¶\n'), f'{p.relative_to(out)} has no title'
+
+
+def test_home_page_links_the_quickstart_and_a_glossary_of_the_terms():
+    "The home page links the quickstart (the first tutorial) and the glossary, which defines the words the docs use."
+    glossary = ''.join(''.join(c['source']) for c in json.loads((ROOT / 'nbs' / 'glossary.ipynb').read_text())['cells'])
+    for term in ('Teacher', 'Student', 'Skill', 'SKILL-LIST', 'SKILL-TREE', 'Rubric', 'Specialist', 'Episode', 'Seed',
+                 'Gain in points'):
+        assert f'**{term}**' in glossary or f'{term}**' in glossary, term
+    assert sorted((ROOT / 'nbs' / 'tutorials').glob('*.ipynb'))[0].name == '00_quickstart.ipynb'
+    readme = (ROOT / 'README.md').read_text()
+    assert 'tutorials/quickstart.html' in readme and 'glossary.html' in readme
