@@ -53,7 +53,8 @@ def fresh_venv(where: Path) -> Path:
 
 def install_and_run(py: Path, artifact: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     "Install `artifact` (no dependencies: they are there) into the venv of `py`, then run `dataenvgym ARGS` from it."
-    r = subprocess.run([str(py), '-m', 'pip', 'install', '--no-deps', '--no-build-isolation', str(artifact)],
+    # --ignore-installed: the dependencies' folder holds the checkout's editable dist-info; pip must not take it for this
+    r = subprocess.run([str(py), '-m', 'pip', 'install', '--no-deps', '--no-build-isolation', '--ignore-installed', str(artifact)],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     return subprocess.run([str(py.parent / 'dataenvgym'), *args], capture_output=True, text=True, timeout=1800, cwd=cwd, env=CLEAN)
