@@ -29,6 +29,7 @@ import numpy as np
 from pathlib import Path
 from dataenvgym.core import proportion_ci
 from dataenvgym.repair.env import UNLIMITED, RepairEnv, calibrate, clear_caches, one_thread
+from tqdm import tqdm
 from dataenvgym.repair.tasks import TASKS, Classifier
 from dataenvgym.repair.train import BASELINES
 
@@ -55,7 +56,7 @@ def play(task: str, name: str, seeds: list[int]) -> tuple[list[tuple], dict]:
     "One episode per seed: the trajectories (commands, return, success, accuracy) and the pass's speed."
     env, episodes, steps, validate_ms = make_env(task, name), [], 0, []
     t0 = time.perf_counter()
-    for seed in seeds:
+    for seed in tqdm(seeds, desc=f'{task} {name}', unit='episode', leave=False):   # on stderr: done/total, elapsed, ETA
         agent = AGENTS[name](seed)
         obs, ret = env.reset(seed=seed), 0.0
         agent.begin(env)

@@ -25,7 +25,7 @@ the `eval_summary` of every evaluated task (success rate with a Wilson 95% inter
 bootstrap intervals, each agent's paired difference from the heuristic); `grpo_vs_sft`, per task, the paired
 difference of trained+grpo minus trained; and the wall time of each phase.
 """
-import argparse, json, time
+import argparse, json, sys, time
 import numpy as np
 import torch
 from dataenvgym.repair.tasks import TASKS
@@ -65,9 +65,9 @@ def from_config(config: TrainConfig, out: str) -> dict:
     "The config's recipe (SFT, GRPO, evaluation of both on the held-out seeds) with its timings."
     from pathlib import Path
     res, t = {'config': config.model_dump(mode='json')}, time.perf_counter()
-    res['sft'] = run_sft(config, out)
+    res['sft'] = run_sft(config, out, progress=sys.stderr.isatty())   # steps done/total, elapsed, ETA
     res['sft_seconds'] = round(time.perf_counter() - t, 1); t = time.perf_counter()
-    res['grpo'] = run_grpo(config, out)
+    res['grpo'] = run_grpo(config, out, progress=sys.stderr.isatty())
     grpo_seconds = time.perf_counter() - t; t = time.perf_counter()
     res['eval'] = run_eval(config, out)
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
@@ -108,7 +108,7 @@ def main():
     ds = warmup_dataset(record_rollouts(seeds=range(a.train_seeds), tasks=a.task))
     out['warmup'] = {'chats': len(ds), 'length': length_report(ds, tok, 768), 'seconds': round(time.perf_counter() - t, 1)}
     t = time.perf_counter()
-    sft = sft_train(model, tok, ds, SFTSettings(epochs=a.epochs))
+    sft = sft_train(model, tok, ds, SFTSettings(epochs=a.epochs), progress=sys.stderr.isatty())
     out['sft_seconds'] = round(time.perf_counter() - t, 1)
     out['sft_final_loss'] = [h['loss'] for h in sft.state.log_history if 'loss' in h][-1]
     seeds = range(1000, 1000 + a.eval_seeds)
@@ -117,7 +117,7 @@ def main():
     out['eval_seconds'] = round(time.perf_counter() - t, 1)
     t = time.perf_counter()
     rollouts = EnvRollouts(a.task, seeds=range(200, 300))
-    grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, lr=a.grpo_lr))
+    grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, lr=a.grpo_lr), progress=sys.stderr.isatty())
     out['grpo_seconds'] = round(time.perf_counter() - t, 1)
     out['grpo_reward'] = [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h]
     t = time.perf_counter()

@@ -6,28 +6,37 @@ Docs: https://dataenvgym.github.io/dataenvgym/cli.html.md"""
 
 # %% ../nbs/80_cli.ipynb #3c5e0cc5
 from __future__ import annotations
+
 import argparse, importlib.util, json, re, sys, time, warnings
+
 from collections import Counter
+
 from pathlib import Path
-from typing import Sequence
+
+from typing import TYPE_CHECKING, Sequence
 
 import yaml
+
 from pydantic import ValidationError
 
 from . import __version__
-from .core import EvalReport, Student, evaluate, write_jsonl
-from .registry import lookup, make, registered
-from .teaching.envs import TeachingEnv, quiet_transformers
-from .teaching.config import (MissingKeyWarning, RunConfig, build, dump_config, estimate,
-                                        estimate_table, key_warning,
-                                        load_config, override, preflight)
-from .teaching.llm import LLM, LLMError
-from .teaching.policies import Policy
-from .teaching.runner import IterationLog, result_lines, run_episode
 
 # %% auto #0
-__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'UserError', 'explain', 'train_student', 'run_config', 'teaching_run', 'teach',
-           'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
+__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'TRAIN_CONFIG_NAMES', 'UserError', 'is_user_error', 'explain', 'train_student',
+           'run_config', 'teaching_run', 'teach', 'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
+
+# %% ../nbs/80_cli.ipynb #45a70611
+from .registry import lookup, make, registered
+
+from tqdm import tqdm
+
+# the rest is imported where it is used, so that `--help` or a config typo is said at once
+if TYPE_CHECKING:
+    from dataenvgym.core import EvalReport, Student
+    from dataenvgym.teaching.config import RunConfig
+    from dataenvgym.teaching.envs import TeachingEnv
+    from dataenvgym.teaching.llm import LLM
+    from dataenvgym.teaching.policies import Policy
 
 # %% ../nbs/80_cli.ipynb #3eea6535
 EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
@@ -36,7 +45,12 @@ EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets'
 class UserError(Exception):
     "A mistake in what the command was asked to do, told in one line."
 
-USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError, LLMError)
+USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError)
+
+def is_user_error(error: BaseException) -> bool:
+    "Whether `error` is told in one line: one of `USER_ERRORS`, or an LLM endpoint's `LLMError`."
+    llm = sys.modules.get('dataenvgym.teaching.llm')     # not imported: no LLMError was raised
+    return isinstance(error, USER_ERRORS) or (llm is not None and isinstance(error, llm.LLMError))
 
 # %% ../nbs/80_cli.ipynb #2bafb0b5
 def explain(error: BaseException) -> str:
@@ -65,6 +79,7 @@ def _refuse(command: str, error: BaseException) -> int:
 def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
                   steps: int | None = None, save: str | Path | None = None, progress: bool = False) -> dict:
     "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` held-out ones; a JSON-ready summary."
+    from dataenvgym.core import evaluate
     dom = make(f'domain:{domain}')
     split = dom.splits(n_train, 0, n_eval, seed=seed)
     # the domain's student, as its embedded preset has it
@@ -87,6 +102,8 @@ def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n
 
 # %% ../nbs/80_cli.ipynb #3ca02995
 def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> None:
+    from dataenvgym.core import write_jsonl
+    from dataenvgym.teaching.envs import quiet_transformers
     with quiet_transformers(): student.save(path / 'student')
     (path / 'report.json').write_text(report.model_dump_json(indent=1))
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
@@ -98,9 +115,12 @@ def _print_iteration(log: IterationLog, skipped: str | None = None) -> None:
     rejected = (
         f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
     )
-    print(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain '
-          f'{100 * log.gain:+5.1f} points  '
-          f'{log.seconds:5.0f}s{rejected}' + (f'; skipped: {skipped}' if skipped else ''), flush=True)
+    # tqdm.write: the line goes above the progress bar (on a terminal), not through it
+    tqdm.write(f'iteration {log.iteration}: data {log.n_data:5d}  val {log.val_accuracy:6.1%}  gain '
+               f'{100 * log.gain:+5.1f} points  '
+               f'{log.seconds:5.0f}s{rejected}' + (f'; skipped: '
+                                                   f'{skipped}' if skipped else ''), file=sys.stdout)
+    sys.stdout.flush()
 
 # %% ../nbs/80_cli.ipynb #624070fb
 FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset',
@@ -115,6 +135,7 @@ FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'pre
 # %% ../nbs/80_cli.ipynb #b573f37c
 def run_config(args: argparse.Namespace) -> RunConfig:
     "The run `teach`'s arguments describe: `--config` (a file or a named config) or the defaults, the flags and `--set` over it."
+    from dataenvgym.teaching.config import RunConfig, load_config, override
     config = load_config(args.config) if args.config else RunConfig()
     changes = {path: getattr(args, flag) for flag, path in FLAGS.items()
                if getattr(args, flag, None) is not None}
@@ -152,6 +173,7 @@ def _need_gpu(config: RunConfig) -> None:
 # %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM that `teach`'s arguments describe (`config.build`: every part through `registry.make`)."
+    from dataenvgym.teaching.config import build
     config = run_config(args)
     _need_packages(config)
     return build(config, out)
@@ -177,13 +199,17 @@ def _check_run_folder(out: Path) -> bool:
 
 def _warn_key(config: RunConfig) -> None:
     "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
+    from dataenvgym.teaching.config import key_warning
     if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
 
 # %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
+    from dataenvgym.teaching.config import estimate, estimate_table, preflight
     try: domain, problem = preflight(config), None
-    except USER_ERRORS as e: domain, problem = None, explain(e)
+    except Exception as e:
+        if not is_user_error(e): raise
+        domain, problem = None, explain(e)
     e = estimate(config, domain, read=problem is None)
     print(json.dumps({**e.model_dump(), 'problem': problem}) if args.json else estimate_table(e))
     if problem: return _refuse('teach', UserError(problem))
@@ -193,6 +219,9 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
 # %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
+    from dataenvgym.teaching.config import MissingKeyWarning, build, preflight
+    # pandas, matplotlib: only for a run
+    from dataenvgym.teaching.runner import result_lines, run_episode
     config = run_config(args)
     if args.what: return _show_config(args, config)
     if args.dry_run: return _dry_run(args, config)
@@ -203,10 +232,11 @@ def teach(args: argparse.Namespace) -> int:
         warnings.simplefilter('ignore', MissingKeyWarning)      # said below, in one line
         env, policy, llm = build(config, out, domain)
     _warn_key(config)
-    def on_iteration(log: IterationLog) -> None:
+    def on_iteration(log) -> None:
         if not args.json: _print_iteration(log, getattr(env.engine, 'skipped', None)
                                            if log.iteration else None)
-    try: result = run_episode(env, policy, out, config.seed, progress=False, meter=llm.meter if llm else None,
+    bar = sys.stderr.isatty() and not args.json      # iterations done / total, elapsed, ETA on a terminal
+    try: result = run_episode(env, policy, out, config.seed, progress=bar, meter=llm.meter if llm else None,
                               on_iteration=on_iteration)
     # a plain ValueError is the runner's own message (another run's folder)
     except (ValueError, OSError) as e:
@@ -238,6 +268,7 @@ def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
         print('named configs (dataenvgym teach config NAME prints one; --config NAME runs it):')
         for name in registered('run-config'): print(f'  {name:<24} {lookup("run-config", name).about}')
         return 0
+    from dataenvgym.teaching.config import dump_config
     print(dump_config(config), end='')
     return 0
 
@@ -259,9 +290,26 @@ def _print_train(res: dict) -> None:
               f"{res['confidence']:.0%} confidence intervals and paired differences from {res['reference']}:")
         print(eval_report(res))
 
+# %% ../nbs/80_cli.ipynb #7a1c9e42
+TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'qwen2.5-1.5b-t4',
+                      'qwen2.5-1.5b-medium-hard')
+
+def _check_train_config(name: str) -> None:
+    "What `train` can check of its config before importing the heavy libraries: a named one, or a YAML mapping."
+    if name in TRAIN_CONFIG_NAMES: return
+    path = Path(name)
+    if not path.is_file():
+        raise UserError(f'no config file {name} (named configs: {", ".join(TRAIN_CONFIG_NAMES)})')
+    try: data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e: raise UserError(f'config {name}: {explain(e)}') from e
+    if data is not None and not isinstance(data, dict):
+        raise UserError(f'config {name}: Input should be a valid dictionary of TrainConfig fields, '
+                        f'not a {type(data).__name__}')
+
 # %% ../nbs/80_cli.ipynb #d6f6b7d6
 def train_agent(args: argparse.Namespace) -> int:
     "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."
+    _check_train_config(args.config)                  # before torch, TRL and transformers load (seconds)
     from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
     try:
         config = TrainConfig.load(args.config)
@@ -309,7 +357,7 @@ def serve_app(args: argparse.Namespace):
     "The app `dataenvgym serve` runs: the flags over the environment variables over the defaults."
     import os
     from dataclasses import replace
-    from .serve import Settings, settings_from_env
+    from dataenvgym.serve import Settings, settings_from_env
     flags = {'capacity': args.capacity, 'per_client': args.per_client, 'idle_s': args.idle_s,
              'token': args.token,
              'allow_origins': tuple(args.allow_origin) if args.allow_origin else None}
@@ -318,11 +366,11 @@ def serve_app(args: argparse.Namespace):
     if args.host not in ('127.0.0.1', 'localhost', '::1') and not settings.token:
         raise UserError(f'serving on {args.host} (beyond localhost) needs --token (or DATAENVGYM_TOKEN)')
     if args.which == 'repair':
-        from .repair.serve import make_app
+        from dataenvgym.repair.serve import make_app
         return make_app(
             args.task or os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'), settings=settings
         )
-    from .teaching.serve import make_app
+    from dataenvgym.teaching.serve import make_app
     return make_app(
         args.env or os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
         args.preset or os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'),
@@ -450,8 +498,8 @@ def _add_train(sub, debug: argparse.ArgumentParser) -> None:
     a.add_argument('phase', choices=['sft', 'grpo', 'eval', 'config'],
                    help='the phase to run (config: print the config as YAML)')
     a.add_argument('--config', default='tiny',
-                   help='a YAML/JSON file of TrainConfig, or a named config: tiny (default), '
-                   'tiny-curriculum, qwen2.5-1.5b-t4')
+                   help='a YAML/JSON file of TrainConfig, or a named config: '
+                   + ', '.join(TRAIN_CONFIG_NAMES) + ' (default tiny)')
     a.add_argument('--out', default=None, help='run folder shared by the phases (default runs/agent-CONFIG)')
     a.add_argument('--model', default=None,
                    help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
@@ -489,15 +537,15 @@ def student(args: argparse.Namespace) -> int:
 # %% ../nbs/80_cli.ipynb #ca73a325
 def sweep(args: argparse.Namespace) -> int:
     "Run a sweep from a file and flags; print its tables (or JSON) and where its files are."
-    from .teaching.presets import preset_name
-    from .teaching.sweep import load_spec, run_sweep, sweep_table
+    from dataenvgym.teaching.presets import preset_name
+    from dataenvgym.teaching.sweep import load_spec, run_sweep, sweep_table
     presets = [preset_name(p, args.domain) for p in args.preset] if args.preset else \
               [preset_name('embedded', args.domain)] if args.domain else None
     spec = load_spec(args.file, presets=presets, envs=args.env, policies=args.policies, seeds=args.seeds,
                      iterations=args.iterations)
     res = run_sweep(spec, args.out, backend=args.backend, address=args.address,
                     cpus_per_episode=args.cpus_per_episode,
-                    gpus_per_episode=args.gpus_per_episode, progress=sys.stderr.isatty())
+                    gpus_per_episode=args.gpus_per_episode, progress=True)   # on stderr, a log too
     if args.json: print(json.dumps(res.model_dump(exclude={'rows'})))
     else:
         print(sweep_table(res))
@@ -512,6 +560,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try: return {'teach': teach, 'sweep': sweep, 'train': train_agent,
                  'student': student, 'serve': serve}[args.command](args)
-    except USER_ERRORS as e:
-        if args.debug: raise
+    except Exception as e:
+        if args.debug or not is_user_error(e): raise
         return _refuse(args.command, e)

@@ -170,7 +170,8 @@ def read_jsonl(path: str | Path, cls: type[_R]) -> list[_R]:
 def check_choice(value: str, valid: Iterable[str], what: str = 'skill') -> str:
     "Return `value` if it is in `valid`, else raise a `ValueError` listing the valid names."
     valid = list(valid)
-    if value not in valid: raise ValueError(f'Unknown {what} {value!r}; valid {what}s: '
+    plural = what[:-1] + 'ies' if what.endswith('y') and what[-2:-1] not in 'aeiou' else what + 's'
+    if value not in valid: raise ValueError(f'Unknown {what} {value!r}; valid {plural}: '
                                             f'{", ".join(map(str, valid))}')
     return value
 

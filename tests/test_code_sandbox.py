@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 from dataenvgym.domains.code import CodeDomain, extract_code
 from dataenvgym.sandbox import Limits, run_program, run_tests
 
+pytestmark = pytest.mark.bubblewrap          # skipped, with the apt-get command, where bubblewrap is absent
 LIMITS = Limits(timeout=1.5, memory_mb=256, output_mb=4)
 TESTS = [{'input': '1', 'output': '2', 'testtype': 'functional'}, {'input': '5', 'output': '6', 'testtype': 'functional'}]
 

@@ -7,7 +7,7 @@ asks nothing of the network: no script, style, font or image from an http(s) URL
 
 Needs Debian's chromium and chromium-driver (`.ci/run` installs them where it can), selenium (the dev extra) and
 mkdocs-material (the docs extra); the browser tests skip, saying which is missing, when they are not there."""
-import functools, http.server, importlib.util, os, re, shutil, sys, threading
+import functools, http.server, importlib.util, json, os, re, shutil, sys, threading
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin
 
@@ -18,8 +18,8 @@ CHROMIUM, CHROMEDRIVER = shutil.which('chromium') or '/usr/bin/chromium', shutil
 missing = [name for name, ok in [('chromium', Path(CHROMIUM).exists()), ('chromedriver', Path(CHROMEDRIVER).exists()),
                                  ('selenium', importlib.util.find_spec('selenium') is not None),
                                  ('mkdocs-material', importlib.util.find_spec('material') is not None)] if not ok]
-needs_browser = pytest.mark.skipif(bool(missing), reason=f'browser docs test needs {", ".join(missing)} (apt-get install '
-                                   'chromium chromium-driver; pip install -e ".[dev,docs]")')
+needs_browser = pytest.mark.skipif(bool(missing), reason=f'browser docs test needs {", ".join(missing)} (sudo apt-get '
+                                   'install -y bubblewrap chromium chromium-driver; pip install -e ".[dev,docs]")')
 needs_mkdocs = pytest.mark.skipif(importlib.util.find_spec('material') is None, reason='needs mkdocs-material (the docs extra)')
 sys.path.insert(0, str(ROOT / 'tools'))
 FIGURES = 'return Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.getAttribute("src")])'
@@ -142,3 +142,64 @@ def test_pydantic_models_list_their_fields(site):
     pages = ''.join(p.read_text(encoding='utf-8') for p in out.glob('*.html'))
     assert 'A base class for creating Pydantic models' not in pages     # pydantic's own docstring never leaks
     assert '**data' not in pages
+
+
+class _Anchors(__import__('html.parser').parser.HTMLParser):
+    "The ids, the links (`a href`) and the first `h1` of an HTML page."
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links, self.h1, self._in_h1 = set(), [], '', False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get('id'): self.ids.add(a['id'])
+        if tag == 'a' and a.get('href') is not None: self.links.append(a['href'])
+        if tag == 'h1' and not self.h1: self._in_h1 = True
+    def handle_endtag(self, tag):
+        if tag == 'h1': self._in_h1 = False
+    def handle_data(self, data):
+        if self._in_h1: self.h1 += data
+
+
+def dead_links(out: Path) -> list[str]:
+    "Every link between the site's pages whose page or anchor is not there: `page.html: target`."
+    skip = ('search', 'assets', '404.html')                 # mkdocs' 404 page links from the site's root, wherever it is
+    pages = {p.relative_to(out).as_posix(): p for p in out.rglob('*.html') if p.relative_to(out).parts[0] not in skip}
+    parsed = {}
+    for rel, p in pages.items(): parsed[rel] = _Anchors(); parsed[rel].feed(p.read_text(encoding='utf-8'))
+    dead = []
+    for rel, page in parsed.items():
+        for href in page.links:
+            if re.match(r'^[a-z][a-z0-9+.-]*:', href) or href.startswith('//'): continue    # http(s), mailto: not here
+            target, anchor = urldefrag(urljoin(rel, href))
+            target = target or rel
+            if (out / target).is_dir(): target = (Path(target) / 'index.html').as_posix()
+            if target not in parsed and not (out / target).exists(): dead.append(f'{rel}: {href}')
+            elif anchor and target in parsed and anchor not in parsed[target].ids: dead.append(f'{rel}: {href}')
+    return dead
+
+
+@needs_mkdocs
+def test_no_dead_link_or_anchor_and_every_page_titled(site):
+    "Every link between pages lands on a page and an anchor that exist; every notebook page has its own title (`# name`)."
+    from render_docs import front_matter, processed, sidebar
+    out, pages, _ = site
+    dead = dead_links(out)
+    assert not dead, f'{len(dead)} dead links or anchors:\n' + '\n'.join(dead[:40])
+    proc = processed()
+    untitled = [rel for rel in sidebar(proc) if rel != 'index.ipynb'
+                and not front_matter(json.loads((proc / rel).read_text(encoding='utf-8'))).get('title')]
+    assert not untitled, f'notebooks without a title cell (# name, then > one line): {untitled}'
+    for p in pages:
+        page = _Anchors(); page.feed(p.read_text(encoding='utf-8'))
+        assert page.h1.strip(' ¶\n'), f'{p.relative_to(out)} has no title'
+
+
+def test_home_page_links_the_quickstart_and_a_glossary_of_the_terms():
+    "The home page links the quickstart (the first tutorial) and the glossary, which defines the words the docs use."
+    glossary = ''.join(''.join(c['source']) for c in json.loads((ROOT / 'nbs' / 'glossary.ipynb').read_text())['cells'])
+    for term in ('Teacher', 'Student', 'Skill', 'SKILL-LIST', 'SKILL-TREE', 'Rubric', 'Specialist', 'Episode', 'Seed',
+                 'Gain in points'):
+        assert f'**{term}**' in glossary or f'{term}**' in glossary, term
+    assert sorted((ROOT / 'nbs' / 'tutorials').glob('*.ipynb'))[0].name == '00_quickstart.ipynb'
+    readme = (ROOT / 'README.md').read_text()
+    assert 'tutorials/quickstart.html' in readme and 'glossary.html' in readme

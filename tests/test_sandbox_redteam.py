@@ -26,6 +26,7 @@ L = Limits(timeout=0.5, memory_mb=256, output_mb=2, disk_mb=8)
 REPO = Path(dataenvgym.__file__).resolve().parents[1]
 VENV_SITE = next(p for p in site.getsitepackages() if Path(p, 'hypothesis').exists())
 BASE_SITE = sandbox._interpreter()['site'][0]
+pytestmark = pytest.mark.bubblewrap          # skipped, with the apt-get command, where bubblewrap is absent
 NS = 'import os\nprint("NS=" + os.readlink("/proc/self/ns/pid"), flush=True)\n'
 BYPASS = 'import __main__ as b\nb.DENY.clear(); b.DENY_MODULES.clear(); b.PATHS.clear(); b.refuse = lambda what: None\n'
 COL = sandbox._ARCHES[os.uname().machine.lower()][0]

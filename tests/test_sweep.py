@@ -1,6 +1,6 @@
 """The sweep (dataenvgym.teaching.sweep): the same numbers sequentially and on Ray (one local runtime, and a two-node
 cluster on this machine), and a sweep killed midway that, rerun, runs only the episodes it had not finished."""
-import json, os, secrets, signal, socket, subprocess, sys, tempfile, time
+import json, os, re, secrets, signal, socket, subprocess, sys, tempfile, time
 from pathlib import Path
 
 import pytest
@@ -112,6 +112,7 @@ def test_cli_sweep_prints_the_paired_table_and_writes_its_files(tmp_path):
     out = cli('sweep', '--preset', 'tiny', '--env', 'open-ended', '--seeds', '0-1', '--iterations', '1', '--out', str(tmp_path))
     assert out.returncode == 0, out.stderr[-2000:]
     assert '| math/tiny | open-ended | with-state − no-state | 2 |' in out.stdout
+    assert re.search(r'4/4 \[\d\d:\d\d<\d\d:\d\d', out.stderr), out.stderr[-2000:]     # a progress bar: done/total [elapsed<ETA]
     assert {'sweep.json', 'sweep.md', 'sweep.png'} <= {p.name for p in tmp_path.iterdir()}
     again = cli('sweep', '--preset', 'tiny', '--env', 'open-ended', '--seeds', '0-1', '--iterations', '1', '--out', str(tmp_path), '--json')
     res = json.loads(again.stdout)

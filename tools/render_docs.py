@@ -14,15 +14,16 @@ stays as it is for users who have Quarto. The pipeline:
 
 Usage: python tools/render_docs.py [OUT]     (default OUT: _docs)
 """
-import json, os, re, shutil, subprocess, sys
+import json, os, re, shutil, subprocess, sys, tomllib
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, PROC, BUILD = ROOT / 'nbs', ROOT / '_proc', ROOT / '_docs_build'
-DOCS_URL = 'https://dataenvgym.github.io/dataenvgym/'
+DOCS_URL = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['urls']['Documentation']   # the one setting
 COLAB_BADGE_URL = 'https://colab.research.google.com/assets/colab-badge.svg'
+GUIDES = ('glossary.md',)             # top-level pages that are not API pages
 MAX_TEXT = 3000                       # characters of one text output kept on the page
 DIRECTIVE = re.compile(r'^\s*#\|\s*([\w-]+)\s*:?\s*(.*)$')
 IMAGES = {'image/png': 'png', 'image/jpeg': 'jpg', 'image/svg+xml': 'svg', 'image/gif': 'gif'}
@@ -198,9 +199,12 @@ def sidebar(proc: Path) -> list[str]:
     return [p for p in walk(yaml.safe_load(f.read_text())['website']['sidebar']['contents']) if p.endswith('.ipynb')]
 
 
-def _index(docs: Path) -> str:
-    "The README, as the site's front page (its links into the docs made local)."
-    return (ROOT / 'README.md').read_text(encoding='utf-8').replace(DOCS_URL, '')
+def _index(links: dict[str, str]) -> str:
+    "The README, as the site's front page (its links into the docs and to notebooks made local)."
+    md = (ROOT / 'README.md').read_text(encoding='utf-8').replace(DOCS_URL, '')
+    def local(m):                               # a notebook (`architecture.ipynb`) or a page (`core.html`): its page
+        return f']({links[m.group(1)]}{m.group(2) or ""})' if m.group(1) in links else m.group(0)
+    return re.sub(r'\]\(([\w./-]+\.(?:ipynb|html))(#[\w.-]*)?\)', local, md)
 
 
 def write_markdown(proc: Path, docs: Path) -> list[tuple[str, str]]:
@@ -215,31 +219,68 @@ def write_markdown(proc: Path, docs: Path) -> list[tuple[str, str]]:
     for rel, nb in nbs.items():
         md = page_path(Path(rel), nb).as_posix()
         links[Path(md).with_suffix('.html').as_posix()] = links[rel] = md
-    (docs / 'index.md').write_text(_index(docs), encoding='utf-8')
+    (docs / 'index.md').write_text(_index(links), encoding='utf-8')
     nav = [('Home', 'index.md')]
     for rel, nb in nbs.items():
         page = Page(Path(rel), nb, docs, links)
         (docs / page.md).parent.mkdir(parents=True, exist_ok=True)
         (docs / page.md).write_text(page.markdown(), encoding='utf-8')
-        title = front_matter(nb).get('title', page.md.stem) if rel.startswith('tutorials/') else page.md.stem
+        titled = rel.startswith('tutorials/') or page.md.as_posix() in GUIDES
+        title = front_matter(nb).get('title', page.md.stem) if titled else page.md.stem
         nav.append((str(title), page.md.as_posix()))
     return nav
 
 
+HEADING = re.compile(r'^#{1,6} +(.*?)(?: +\{#([\w.-]+)\})? *$')
+LINK = re.compile(r'\]\(((?:\.\./)*[\w./-]*\.md)(#[\w.-]+)\)')
+
+
+def anchors(md: str) -> set[str]:
+    "The ids a page's headings get: an explicit `{#id}` (the API entries), else the toc extension's slug."
+    from markdown.extensions.toc import slugify
+    ids, fenced = set(), False
+    for line in md.splitlines():
+        if line.startswith('```'): fenced = not fenced
+        elif not fenced and (m := HEADING.match(line)): ids.add(m.group(2) or slugify(m.group(1), '-'))
+    return ids
+
+
+def mend_anchors(docs: Path, pages: list[str]) -> int:
+    """Point each link to an anchor that no page has at the nearest that exists: `Class.method` without an entry of its
+    own at the class's entry, a private helper (no entry) at its page. Returns how many links it mended."""
+    ids = {p: anchors((docs / p).read_text(encoding='utf-8')) for p in pages}
+    mended = 0
+    def mend(page: str, m) -> str:
+        nonlocal mended
+        target, anchor = m.group(1), m.group(2)[1:]
+        at = os.path.normpath(Path(page).parent / target).replace(os.sep, '/')
+        if at not in ids or anchor in ids[at]: return m.group(0)
+        mended += 1
+        owner = anchor.rpartition('.')[0]
+        return f']({target}#{owner})' if owner in ids[at] else f']({target})'
+    for page in pages:
+        path = docs / page
+        path.write_text(LINK.sub(lambda m: mend(page, m), path.read_text(encoding='utf-8')), encoding='utf-8')
+    return mended
+
+
 def _nav(nav: list[tuple[str, str]]) -> list:
-    "MkDocs navigation: the front page, the API reference, then each folder (tutorials) as a section."
+    "MkDocs navigation: the front page and the glossary, each folder (tutorials) as a section, the API reference."
     top, sections = [], {}
     for title, page in nav:
         folder = page.rpartition('/')[0]
         if folder: sections.setdefault(folder.capitalize(), []).append({title: page})
         else: top.append({title: page})
-    return top[:1] + [{name: pages} for name, pages in sections.items()] + [{'API reference': top[1:]}]
+    guides = [p for p in top[1:] if list(p.values())[0] in GUIDES]          # the glossary: beside Home, not in the API
+    api = [p for p in top[1:] if p not in guides]
+    return top[:1] + guides + [{name: pages} for name, pages in sections.items()] + [{'API reference': api}]
 
 
 def render(out: Path = ROOT / '_docs', force: bool = False) -> list[Path]:
     "Build the site into `out`; returns its pages (HTML files), the front page first."
     proc = processed(force)
     nav = write_markdown(proc, BUILD / 'docs')
+    mend_anchors(BUILD / 'docs', [page for _, page in nav])
     cfg = yaml.safe_load((ROOT / 'tools' / 'mkdocs.yml').read_text())
     cfg.update(docs_dir='docs', site_dir=str(out.resolve()), nav=_nav(nav))
     (BUILD / 'mkdocs.yml').write_text(yaml.safe_dump(cfg, sort_keys=False))
