@@ -8,7 +8,8 @@ With `--config`, `--eval-seeds START:COUNT` replaces the config's evaluation see
 (warm-up, GRPO) or calibrated its tasks on is refused with an error. `--json` prints only the compact result:
 `{"tasks": {TASK: {"trained": {"success"}, "sft": {"success"}, "grpo_minus_sft": {"mean", "lo", "hi"},
 "baselines": {AGENT: {"success"}}}}}` (differences in points, 95% bootstrap interval, paired by seed) with the reward
-curve and the timings.
+curve and the timings. A phase already finished in `--out` by the same recipe (its `config.yaml`; for GRPO, all its
+steps logged) is reused, not retrained: rerunning with other evaluation seeds only evaluates.
 
 With `--config` (a name in `TRAIN_CONFIGS` or a YAML/JSON file) it runs that config's recipe instead — `run_sft`,
 `run_grpo`, `run_eval` into `--out`, the same phases as `dataenvgym train` — and prints the SFT and GRPO summaries,
@@ -26,6 +27,7 @@ bootstrap intervals, each agent's paired difference from the heuristic); `grpo_v
 difference of trained+grpo minus trained; and the wall time of each phase.
 """
 import argparse, json, sys, time
+from pathlib import Path
 import numpy as np
 import torch
 from dataenvgym.repair.tasks import TASKS
@@ -61,14 +63,63 @@ def compact(res: dict) -> dict:
             'warmup_chats': res['sft']['chats'], 'timing': res['timing'], 'commands': ev.get('commands')}
 
 
+# What each phase depends on: a finished phase in `--out` is reused when these fields of its recorded config match.
+EVAL_ONLY = {'eval_seeds', 'eval_on', 'baselines', 'threads', 'calibration_seeds'}
+GRPO_ONLY = {'grpo', 'grpo_seeds', 'curriculum', 'curriculum_window', 'curriculum_threshold'}
+
+
+def _recipe(config: dict, ignore: set) -> dict:
+    return {k: v for k, v in config.items() if k not in ignore}
+
+
+def reusable(config: TrainConfig, out: Path, phase: str) -> bool:
+    "True when `out/phase` holds a saved model trained by this recipe (`config.yaml` and, for GRPO, its full log)."
+    from dataenvgym.repair.train import TrainConfig as TC
+    recorded = out / 'config.yaml'
+    if not (out / phase / 'config.json').exists() or not recorded.exists(): return False
+    ignore = EVAL_ONLY | (GRPO_ONLY if phase == 'sft' else set())
+    same = _recipe(TC.load(recorded).model_dump(mode='json'), ignore) == _recipe(config.model_dump(mode='json'), ignore)
+    if phase == 'grpo': same = same and len(_grpo_log(out)) == config.grpo.steps
+    return same
+
+
+def _grpo_log(out: Path) -> list[dict]:
+    path = out / 'logs' / 'grpo.jsonl'
+    rows = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+    return [r for r in rows if 'reward' in r]
+
+
+def _grpo_seconds(out: Path) -> float:
+    "The recorded wall time of a finished GRPO phase (else the sum of its logged step times)."
+    f = out / 'logs' / 'grpo_seconds.txt'
+    return float(f.read_text()) if f.exists() else sum(r.get('step_time', 0.0) for r in _grpo_log(out))
+
+
+def reused(out: Path, phase: str) -> dict:
+    "The summary of a finished phase read back from its run folder."
+    if phase == 'sft':
+        chats = len((out / 'warmup.jsonl').read_text().splitlines())
+        return {'phase': 'sft', 'chats': chats, 'saved': str(out / 'sft'), 'reused': True}
+    log = [json.loads(l) for l in (out / 'logs' / 'rollouts.jsonl').read_text().splitlines()]
+    return {'phase': 'grpo', 'steps': len(_grpo_log(out)), 'episodes': len(log), 'saved': str(out / 'grpo'),
+            'reward': [round(r['reward'], 4) for r in _grpo_log(out)], 'level': log[-1]['level'] if log else None,
+            'reused': True}
+
+
 def from_config(config: TrainConfig, out: str) -> dict:
-    "The config's recipe (SFT, GRPO, evaluation of both on the held-out seeds) with its timings."
-    from pathlib import Path
-    res, t = {'config': config.model_dump(mode='json')}, time.perf_counter()
-    res['sft'] = run_sft(config, out, progress=sys.stderr.isatty())   # steps done/total, elapsed, ETA
+    "The config's recipe (SFT, GRPO, evaluation of both on the held-out seeds) with its timings; finished phases reused."
+    res, t, out = {'config': config.model_dump(mode='json')}, time.perf_counter(), Path(out)
+    keep_sft = reusable(config, out, 'sft')
+    keep_grpo = keep_sft and reusable(config, out, 'grpo')
+    # steps done/total, elapsed, ETA on a terminal
+    res['sft'] = reused(out, 'sft') if keep_sft else run_sft(config, out, progress=sys.stderr.isatty())
     res['sft_seconds'] = round(time.perf_counter() - t, 1); t = time.perf_counter()
-    res['grpo'] = run_grpo(config, out, progress=sys.stderr.isatty())
-    grpo_seconds = time.perf_counter() - t; t = time.perf_counter()
+    if keep_grpo: res['grpo'] = reused(out, 'grpo')
+    else:
+        res['grpo'] = run_grpo(config, out, progress=sys.stderr.isatty())
+        (out / 'logs' / 'grpo_seconds.txt').write_text(f'{time.perf_counter() - t:.1f}\n')
+    grpo_seconds = _grpo_seconds(out) if keep_grpo else time.perf_counter() - t
+    t = time.perf_counter()
     res['eval'] = run_eval(config, out)
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
     log = [json.loads(l) for l in (Path(out) / 'logs' / 'rollouts.jsonl').read_text().splitlines()]
@@ -96,7 +147,6 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     if a.config:
-        from pathlib import Path
         config = config_for(a.config, a.threads, a.eval_seeds)
         res = from_config(config, a.out or f'runs/agent-{Path(a.config).stem}')
         print(json.dumps(compact(res) if a.json else res, indent=1))

@@ -1,0 +1,60 @@
+"""`benchmarks/train_agent.py --config` reuses a finished phase only when the run folder's recipe is the same."""
+import importlib.util, json
+from pathlib import Path
+
+import pytest
+
+from dataenvgym.repair.train import TRAIN_CONFIGS, TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope='module')
+def bench():
+    spec = importlib.util.spec_from_file_location('train_agent', ROOT / 'benchmarks' / 'train_agent.py')
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+    return mod
+
+
+def finished(out: Path, config: TrainConfig, grpo_steps: int) -> Path:
+    "A run folder as the recipe leaves it: config, warm-up chats, saved models, the GRPO and rollout logs."
+    config.dump(out / 'config.yaml')
+    for phase in ('sft', 'grpo'): (out / phase).mkdir(parents=True); (out / phase / 'config.json').write_text('{}')
+    (out / 'warmup.jsonl').write_text('{}\n{}\n')
+    (out / 'logs').mkdir()
+    rows = [{'step': s, 'reward': 0.1 * s, 'step_time': 2.0} for s in range(1, grpo_steps + 1)]
+    (out / 'logs' / 'grpo.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
+    (out / 'logs' / 'rollouts.jsonl').write_text(json.dumps({'level': 1, 'env_seconds': 0.1}) + '\n')
+    return out
+
+
+def with_(config: TrainConfig, **changes) -> TrainConfig:
+    return TrainConfig.model_validate({**config.model_dump(), **changes})
+
+
+def test_same_recipe_reuses_both_phases_other_eval_seeds_too(bench, tmp_path):
+    c = TRAIN_CONFIGS['tiny-expert']
+    out = finished(tmp_path, c, c.grpo.steps)
+    other_eval = with_(c, eval_seeds=(40, 60))
+    assert bench.reusable(other_eval, out, 'sft') and bench.reusable(other_eval, out, 'grpo')
+    summary = bench.reused(out, 'grpo')
+    assert summary['steps'] == c.grpo.steps and summary['level'] == 1 and summary['reused']
+    assert bench.reused(out, 'sft')['chats'] == 2
+    assert bench._grpo_seconds(out) == 2.0 * c.grpo.steps
+
+
+def test_changed_grpo_keeps_sft_only_changed_sft_keeps_nothing(bench, tmp_path):
+    c = TRAIN_CONFIGS['tiny-expert']
+    out = finished(tmp_path, c, c.grpo.steps)
+    more_steps = with_(c, grpo={**c.grpo.model_dump(), 'steps': c.grpo.steps + 1})
+    assert bench.reusable(more_steps, out, 'sft') and not bench.reusable(more_steps, out, 'grpo')
+    other_warmup = with_(c, warmup_seeds=(3000, 3040))
+    assert not bench.reusable(other_warmup, out, 'sft')
+
+
+def test_an_unfinished_grpo_is_not_reused(bench, tmp_path):
+    c = TRAIN_CONFIGS['tiny-expert']
+    out = finished(tmp_path, c, c.grpo.steps - 1)       # stopped one step short
+    assert bench.reusable(c, out, 'sft') and not bench.reusable(c, out, 'grpo')
+    (out / 'sft' / 'config.json').unlink()
+    assert not bench.reusable(c, out, 'sft')
