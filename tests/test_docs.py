@@ -194,6 +194,24 @@ def test_no_dead_link_or_anchor_and_every_page_titled(site):
         assert page.h1.strip(' ¶\n'), f'{p.relative_to(out)} has no title'
 
 
+@needs_mkdocs
+def test_serve_and_gym_pages_have_an_entry_per_public_name(site):
+    """The pages of modules that need the `serve` extra (their `show_doc` cells are not run: `skip_showdoc`) still have
+    an entry, with its signature or field table and docstring, for each public function and class of `__all__`."""
+    import ast
+    out, _, _ = site
+    for module in ('serve', 'gyms', 'teaching.serve', 'repair.serve', 'repair.gym'):
+        tree = ast.parse((ROOT / 'dataenvgym' / (module.replace('.', '/') + '.py')).read_text())
+        public = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                      and any(getattr(t, 'id', '') == '__all__' for t in n.targets))
+        names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in public]
+        page = _Anchors(); page.feed((out / f'{module}.html').read_text(encoding='utf-8'))
+        missing = [n for n in names if n.lower() not in page.ids]
+        assert names and not missing, f'{module}: no API entry for {missing}'
+    serve = (out / 'serve.html').read_text(encoding='utf-8')
+    assert 'make_app' in serve and 'per_client' in serve and 'An error the client caused' in serve
+
+
 def test_home_page_links_the_quickstart_and_a_glossary_of_the_terms():
     "The home page links the quickstart (the first tutorial) and the glossary, which defines the words the docs use."
     glossary = ''.join(''.join(c['source']) for c in json.loads((ROOT / 'nbs' / 'glossary.ipynb').read_text())['cells'])

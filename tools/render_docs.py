@@ -21,7 +21,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NBS, PROC, BUILD = ROOT / 'nbs', ROOT / '_proc', ROOT / '_docs_build'
-DOCS_URL = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['urls']['Documentation']   # the one setting
+URLS = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['urls']
+DOCS_URL, REPO_URL = URLS['Documentation'], URLS['Repository']     # the one setting
 COLAB_BADGE_URL = 'https://colab.research.google.com/assets/colab-badge.svg'
 GUIDES = ('glossary.md',)             # top-level pages that are not API pages
 MAX_TEXT = 3000                       # characters of one text output kept on the page
@@ -72,23 +73,30 @@ SOURCE_LINK = re.compile(r'\[source\]\(\S*?/blob/\w+/([\w/]+)\.py#L\d+\)')
 SIGNATURE = re.compile(r'```python\ndef (\w+)\(\n    \*\*data:\s*Any\n\)->None:\n```')
 
 
+def _notes_in(src: str) -> list[tuple[str, str, str, str]]:
+    "Each field written in one class body's source: (type, default, the comment beside or above it, its name)."
+    import ast, io, textwrap, tokenize
+    src = textwrap.dedent(src)
+    comments = {t.start[0]: t.string.lstrip('# ').strip() for t in tokenize.generate_tokens(io.StringIO(src).readline)
+                if t.type == tokenize.COMMENT}
+    lines, notes = src.splitlines(), []
+    for node in ast.parse(src).body[0].body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)): continue
+        above = comments.get(node.lineno - 1) if lines[node.lineno - 2].lstrip().startswith('#') else None
+        note = comments.get(node.end_lineno) or above or ''
+        default = ast.unparse(node.value) if node.value is not None else 'required'
+        notes.append((ast.unparse(node.annotation), default, note, node.target.id))
+    return notes
+
+
 def _field_notes(cls) -> dict[str, tuple[str, str, str]]:
     "Each field written in the class bodies of `cls` and its bases: (type, default, the comment beside or above it)."
-    import ast, inspect, io, tokenize
+    import inspect
     notes = {}
     for k in reversed([c for c in cls.__mro__ if hasattr(c, 'model_fields') and c.__module__ != 'pydantic.main']):
         try: src = inspect.getsource(k)
         except (OSError, TypeError): continue
-        src = __import__('textwrap').dedent(src)
-        comments = {t.start[0]: t.string.lstrip('# ').strip() for t in tokenize.generate_tokens(io.StringIO(src).readline)
-                    if t.type == tokenize.COMMENT}
-        lines = src.splitlines()
-        for node in ast.parse(src).body[0].body:
-            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)): continue
-            above = comments.get(node.lineno - 1) if lines[node.lineno - 2].lstrip().startswith('#') else None
-            note = comments.get(node.end_lineno) or above or ''
-            default = ast.unparse(node.value) if node.value is not None else 'required'
-            notes[node.target.id] = (ast.unparse(node.annotation), default, note)
+        notes.update({field: (kind, default, note) for kind, default, note, field in _notes_in(src)})
     return notes
 
 
@@ -114,6 +122,49 @@ def pydantic_fields(md: str) -> str:
     return md[:sig.start()] + table + (md[sig.end():] if own_doc else '\n')
 
 
+SHOW_DOC = re.compile(r'^show_doc\((\w+)\)$')
+
+
+def _signature(name: str, node) -> str:
+    "A `def`/`class` line as nbdev writes it: one line, or one argument a line when it is long."
+    if isinstance(node, __import__('ast').ClassDef):
+        init = next((n for n in node.body if getattr(n, 'name', '') == '__init__'), None)
+        if init is None: return f'class {name}({", ".join(__import__("ast").unparse(b) for b in node.bases)}):'
+        node, kind = init, 'class'
+    else: kind = 'def'
+    import ast, copy
+    args = copy.deepcopy(node.args)
+    if kind == 'class' and args.args: args.args = args.args[1:]            # no `self`
+    params, ret = ast.unparse(args), f'->{ast.unparse(node.returns)}' if node.returns and kind == 'def' else ''
+    line = f'{kind} {name}({params}){ret}:'
+    return line if len(line) <= 100 else f'{kind} {name}(\n    {params}\n){ret}:'
+
+
+def static_entry(module: str, name: str) -> str:
+    """A `show_doc` entry written from the module's source, for the notebooks whose `show_doc` cells are not run
+    (`skip_showdoc`: they need an optional extra, `serve`, that the docs extra does not bring): the signature, the
+    docstring's first line, and for a class whose fields are written in its body, the table of its fields."""
+    import ast
+    path = ROOT / (module.replace('.', '/') + '.py')
+    if not path.exists(): return ''
+    src = path.read_text(encoding='utf-8')
+    node = next((n for n in ast.parse(src).body if getattr(n, 'name', None) == name), None)
+    if node is None: return ''
+    url = f'{REPO_URL}/blob/main/{path.relative_to(ROOT).as_posix()}#L{node.lineno}'
+    parts = [f'---\n\n[source]({url}){{target="_blank" style="float:right; font-size:smaller"}}', f'### {name}']
+    fields = [n for n in node.body if isinstance(n, ast.AnnAssign)] if isinstance(node, ast.ClassDef) else []
+    has_init = any(getattr(n, 'name', '') == '__init__' for n in getattr(node, 'body', []))
+    if fields and not has_init:
+        cls_src = ast.get_source_segment(src, node)
+        rows = ['| field | type | default | what it is |', '|---|---|---|---|']
+        for kind, default, note, field in _notes_in(cls_src):
+            rows.append(f'| `{field}` | `{_cell(kind)}` | `{_cell(default)}` | {_cell(note)} |')
+        parts.append('\n'.join(rows))
+    else: parts.append(_fence(_signature(name, node), 'python'))
+    if doc := ast.get_docstring(node): parts.append(f'*{doc.strip().splitlines()[0]}*')
+    return '\n\n'.join(parts)
+
+
 class Page:
     "One processed notebook turned into a Markdown page; figures are written next to it as files."
     def __init__(self, rel: Path, nb: dict, docs: Path, links: dict[str, str]):
@@ -121,6 +172,7 @@ class Page:
         self.md = page_path(rel, nb)
         self.assets = Path('assets') / self.md.with_suffix('').as_posix().replace('/', '_')
         self.n_images = 0
+        self.module = 'dataenvgym.' + self.md.with_suffix('').name       # nbdev names a module's page after it
 
     def _link(self, target: str) -> str:
         "A docs link, relative to this page (`teaching.envs.md#dataspec`), so mkdocs checks and converts it."
@@ -175,6 +227,8 @@ class Page:
         parts = [] if flags.get('echo') == 'false' or 'hide_input' in flags or not src else [_fence(src, 'python')]
         if flags.get('output') != 'false' and 'hide_output' not in flags:
             parts += [s for o in c.get('outputs', []) if (s := self._output(o))]
+        if not c.get('outputs') and (m := SHOW_DOC.match(src)) and (entry := static_entry(self.module, m.group(1))):
+            parts.append(self._api(self._local(entry)))
         return parts
 
     def markdown(self) -> str:
