@@ -65,7 +65,8 @@ def compact(res: dict) -> dict:
 
 # What each phase depends on: a finished phase in `--out` is reused when these fields of its recorded config match.
 EVAL_ONLY = {'eval_seeds', 'eval_on', 'baselines', 'threads', 'calibration_seeds'}
-GRPO_ONLY = {'grpo', 'grpo_seeds', 'curriculum', 'curriculum_window', 'curriculum_threshold'}
+GRPO_ONLY = {'grpo', 'grpo_seeds', 'curriculum', 'curriculum_window', 'curriculum_threshold', 'constrained',
+             'success_bonus'}
 
 
 def _recipe(config: dict, ignore: set) -> dict:

@@ -19,9 +19,9 @@ from .registry import make
 
 # %% auto #0
 __all__ = ['CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'Generate', 'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template',
-           'unsloth_usable', 'pretrained_agent', 'save_agent', 'sample_commands', 'length_report', 'SFTSettings',
-           'lora_config', 'device_args', 'append_jsonl', 'output_folder', 'log_callbacks', 'chat_columns', 'sft_train',
-           'env_return', 'GRPOSettings', 'grpo_train']
+           'unsloth_usable', 'pretrained_agent', 'save_agent', 'sample_commands', 'ReplyTrie', 'sample_replies',
+           'length_report', 'SFTSettings', 'lora_config', 'device_args', 'append_jsonl', 'output_folder',
+           'log_callbacks', 'chat_columns', 'sft_train', 'env_return', 'GRPOSettings', 'grpo_train']
 
 # %% ../nbs/06_lm.ipynb #d99a0eb2
 def agent_messages(observations: Sequence[str], replies: Sequence[str], system: str) -> list[dict]:
@@ -153,6 +153,37 @@ def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens:
                          eos_token_id=eos, **kw, **generate_kw)[:, ids.shape[1]:].tolist()
     model.train(was_training)
     return [o[:o.index(eos) + 1] if eos in o else o for o in out]
+
+# %% ../nbs/06_lm.ipynb #1284eead
+class ReplyTrie:
+    "A finite set of replies as a trie of token ids (each reply ending in the end token), for constrained decoding."
+    def __init__(self, tokenizer, replies: Sequence[str]):
+        self.eos, self.root, self.replies = tokenizer.eos_token_id, {}, list(dict.fromkeys(replies))
+        if not self.replies: raise ValueError('a ReplyTrie needs at least one reply')
+        for text in self.replies:
+            node = self.root
+            for t in [*encode(tokenizer, text), self.eos]: node = node.setdefault(t, {})
+
+    def __repr__(self): return f'ReplyTrie({len(self.replies)} replies)'
+
+    def allowed(self, prefix: Sequence[int]) -> list[int]:
+        "Token ids that may follow `prefix` (a reply so far); only the end token off the set or past its end."
+        node = self.root
+        for t in prefix:
+            if (node := node.get(t)) is None: return [self.eos]
+        return list(node) or [self.eos]
+
+    def mask(self, ids: Sequence[int]) -> list[int]:
+        "1 for each token of a reply that was a choice, 0 where the set allowed only that token."
+        return [int(len(self.allowed(ids[:j])) > 1) for j in range(len(ids))]
+
+# %% ../nbs/06_lm.ipynb #ee8cf039
+def sample_replies(model, tokenizer, contexts: list[list[int]], trie: ReplyTrie, max_new_tokens: int = 20,
+                   temperature: float = 1.0, greedy: bool = False) -> list[list[int]]:
+    "`sample_commands` kept inside `trie`'s replies: every reply is one of them (or cut at `max_new_tokens`)."
+    width = max(map(len, contexts))
+    return sample_commands(model, tokenizer, contexts, max_new_tokens, temperature, greedy,
+                           prefix_allowed_tokens_fn=lambda _, ids: trie.allowed(ids[width:].tolist()))
 
 # %% ../nbs/06_lm.ipynb #a3f5c875
 def length_report(ds, tokenizer, max_length: int) -> dict:
