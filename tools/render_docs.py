@@ -38,7 +38,10 @@ def processed(force: bool = False) -> Path:
     nbs = [p for p in NBS.rglob('*.ipynb') if '.ipynb_checkpoints' not in p.parts]
     stale = force or any(not (PROC / p.relative_to(NBS)).exists()
                          or (PROC / p.relative_to(NBS)).stat().st_mtime < p.stat().st_mtime for p in nbs)
-    if stale and (r := subprocess.run(['nbdev-proc-nbs', '--force'], cwd=ROOT, capture_output=True, text=True)).returncode:
+    # the command beside this interpreter, so that it runs from a venv that is not activated
+    beside = Path(sys.executable).parent / 'nbdev-proc-nbs'
+    command = str(beside) if beside.exists() else (shutil.which('nbdev-proc-nbs') or 'nbdev-proc-nbs')
+    if stale and (r := subprocess.run([command, '--force'], cwd=ROOT, capture_output=True, text=True)).returncode:
         raise RuntimeError(f'nbdev-proc-nbs failed:\n{(r.stdout + r.stderr)[-3000:]}')
     return PROC
 
