@@ -75,11 +75,10 @@ def _recipe(config: dict, ignore: set) -> dict:
 
 def reusable(config: TrainConfig, out: Path, phase: str) -> bool:
     "True when `out/phase` holds a saved model trained by this recipe (`config.yaml` and, for GRPO, its full log)."
-    from dataenvgym.repair.train import TrainConfig as TC
     recorded = out / 'config.yaml'
     if not (out / phase / 'config.json').exists() or not recorded.exists(): return False
     ignore = EVAL_ONLY | (GRPO_ONLY if phase == 'sft' else set())
-    same = _recipe(TC.load(recorded).model_dump(mode='json'), ignore) == _recipe(config.model_dump(mode='json'), ignore)
+    same = _recipe(TrainConfig.load(recorded).model_dump(mode='json'), ignore) == _recipe(config.model_dump(mode='json'), ignore)
     if phase == 'grpo': same = same and len(_grpo_log(out)) == config.grpo.steps
     return same
 
@@ -101,9 +100,9 @@ def reused(out: Path, phase: str) -> dict:
     if phase == 'sft':
         chats = len((out / 'warmup.jsonl').read_text().splitlines())
         return {'phase': 'sft', 'chats': chats, 'saved': str(out / 'sft'), 'reused': True}
-    log = [json.loads(l) for l in (out / 'logs' / 'rollouts.jsonl').read_text().splitlines()]
-    return {'phase': 'grpo', 'steps': len(_grpo_log(out)), 'episodes': len(log), 'saved': str(out / 'grpo'),
-            'reward': [round(r['reward'], 4) for r in _grpo_log(out)], 'level': log[-1]['level'] if log else None,
+    log, steps = [json.loads(l) for l in (out / 'logs' / 'rollouts.jsonl').read_text().splitlines()], _grpo_log(out)
+    return {'phase': 'grpo', 'steps': len(steps), 'episodes': len(log), 'saved': str(out / 'grpo'),
+            'reward': [round(r['reward'], 4) for r in steps], 'level': log[-1]['level'] if log else None,
             'reused': True}
 
 
