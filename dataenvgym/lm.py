@@ -175,7 +175,11 @@ class ReplyTrie:
 
     def mask(self, ids: Sequence[int]) -> list[int]:
         "1 for each token of a reply that was a choice, 0 where the set allowed only that token."
-        return [int(len(self.allowed(ids[:j])) > 1) for j in range(len(ids))]
+        node, out = self.root, []
+        for t in ids:       # one walk down the trie; off the set (node None) nothing is a choice
+            out.append(int(node is not None and len(node) > 1))
+            node = node.get(t) if node is not None else None
+        return out
 
 # %% ../nbs/06_lm.ipynb #ee8cf039
 def sample_replies(model, tokenizer, contexts: list[list[int]], trie: ReplyTrie, max_new_tokens: int = 20,
