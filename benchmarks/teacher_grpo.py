@@ -105,7 +105,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from dataenvgym.registry import make
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
-from dataenvgym.teaching.fast import FastPlanRollouts, GroupStep
+from dataenvgym.teaching.fast import GRADES, FastPlanRollouts, GroupStep
 from dataenvgym.teaching.policies import Policy, SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.sweep import parse_seeds
 from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_action, plan_chats, plan_shares,
@@ -129,10 +129,10 @@ def fixed_plans(skills: list[str], budget: int, quarters: int = 4) -> list[str]:
     return ['; '.join(f'{s}:{budget * q // quarters}' for s, q in zip(skills, qs) if q) for qs in splits(len(skills), quarters)]
 
 
-def best_fixed_plan(env, seeds: list[int], group_size: int, fit: dict | None) -> tuple[str, dict]:
+def best_fixed_plan(env, seeds: list[int], group_size: int, fit: dict | None, grade: str = 'answer_prob') -> tuple[str, dict]:
     "The fixed plan of `fixed_plans` with the best mean fast-step reward over the training `seeds`, and every plan's mean."
     obs = env.reset(seed=seeds[0])
-    plans, group, rewards = fixed_plans(sorted(obs.per_skill), obs.budget), GroupStep(env, fit), {}
+    plans, group, rewards = fixed_plans(sorted(obs.per_skill), obs.budget), GroupStep(env, fit, grade=grade), {}
     for seed in seeds:
         for s in range(0, len(plans), group_size):
             for r in group.play(seed, plans[s:s + group_size]): rewards.setdefault(r['plan'], []).append(r['reward'])
@@ -177,7 +177,7 @@ def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
     sft_model = copy.deepcopy(sft.model)           # GRPO trains `sft.model` in place
 
     kw = dict(penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl', scale=not a.free, constrained=not a.free)
-    rollouts = PlanRollouts(env, train, **kw) if a.reference_step else FastPlanRollouts(env, train, fast_fit, **kw)
+    rollouts = PlanRollouts(env, train, **kw) if a.reference_step else FastPlanRollouts(env, train, fast_fit, a.grade, **kw)
     t = time.perf_counter()
     grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, num_generations=a.num_generations,
                       per_step=a.per_step, lr=a.grpo_lr, beta=a.beta, temperature=a.temperature, seed=0), log_dir=out / 'logs')
@@ -196,7 +196,7 @@ def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
 
     save_agent(grpo.model, tok, out / 'models' / 'grpo'); save_agent(sft_model, tok, out / 'models' / 'sft')
     t = time.perf_counter()
-    res['best_fixed'], res['fixed_plan_rewards'] = best_fixed_plan(env, train, a.num_generations, fast_fit)
+    res['best_fixed'], res['fixed_plan_rewards'] = best_fixed_plan(env, train, a.num_generations, fast_fit, a.grade)
     res['best_fixed_seconds'] = round(time.perf_counter() - t, 1)
     (out / 'run.json').write_text(json.dumps(res, indent=1))
     return res
@@ -211,12 +211,12 @@ def main():
     p.add_argument('--warmup-iterations', type=int, default=1)
     p.add_argument('--warmup-policies', default='with-state,no-state', help='the registered SKILL-LIST policies SFT imitates, comma-separated')
     p.add_argument('--sft-steps', type=int, default=400)
-    p.add_argument('--grpo-steps', type=int, default=16)
+    p.add_argument('--grpo-steps', type=int, default=160)
     p.add_argument('--per-step', type=int, default=1, help='training seeds (prompts) per GRPO step')
-    p.add_argument('--num-generations', type=int, default=4, help='plans per prompt (the GRPO group)')
+    p.add_argument('--num-generations', type=int, default=8, help='plans per prompt (the GRPO group)')
     p.add_argument('--grpo-lr', type=float, default=1e-3)
     p.add_argument('--beta', type=float, default=0.0, help='KL weight to the SFT start (0: no reference model)')
-    p.add_argument('--temperature', type=float, default=0.7)
+    p.add_argument('--temperature', type=float, default=1.0)
     p.add_argument('--penalty', type=float, default=-0.1, help='reward of a plan the environment refuses')
     p.add_argument('--eval-sampled', action='store_true',
                    help='also evaluate both models sampling at --temperature (seeded by the episode), the policy GRPO trains')
@@ -226,6 +226,8 @@ def main():
     p.add_argument('--reference-step', action='store_true',
                    help='GRPO on TeachingEnv.step, one plan at a time (default: the fast step, teaching.fast.GroupStep)')
     p.add_argument('--fast-fit', default='{}', help="the fast step's fit settings over its defaults (JSON)")
+    p.add_argument('--grade', default='answer_prob', choices=GRADES,
+                   help="what the fast step grades a student by: the probability of the exact answer, or exact match")
     p.add_argument('--json', action='store_true', help='print only the summary (grpo_minus_* and n_seeds) and the settings')
     a = p.parse_args()
     fast_fit = json.loads(a.fast_fit)

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['stack_weights', 'unstack_weights', 'grouped_logits', 'grouped_loss', 'right_padded', 'train_grouped',
-           'grouped_exact_match']
+           'grouped_exact_match', 'grouped_answer_prob']
 
 # %% ../../nbs/23_students.grouped.ipynb #8e5df0e8
 def stack_weights(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -139,4 +139,18 @@ def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config
         predicted = grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1].argmax(-1)
         targets = labels[:, 1:]
         out.append(((predicted == targets) | (targets == -100)).all(-1))
+    return torch.cat(out, 1)
+
+# %% ../../nbs/23_students.grouped.ipynb #29dceaf2
+@torch.no_grad()
+def grouped_answer_prob(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
+                        chunk: int = 256) -> torch.Tensor:
+    "`[G, N]`: the probability that each copy writes exactly each encoded example's response and `<eos>` (teacher forced)."
+    G, out = next(iter(weights.values())).shape[0], []
+    for s in range(0, len(examples), chunk):
+        ids, labels = right_padded(examples[s:s + chunk], pad_id)
+        logp = grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1].log_softmax(-1)
+        targets = labels[:, 1:].expand(G, -1, -1)
+        token = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        out.append((token * (targets != -100)).sum(-1).exp())
     return torch.cat(out, 1)

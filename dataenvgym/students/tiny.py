@@ -25,7 +25,7 @@ from transformers import (
 )
 
 from ..core import Datum, Task
-from .grouped import grouped_exact_match, stack_weights, train_grouped
+from .grouped import grouped_answer_prob, grouped_exact_match, stack_weights, train_grouped
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'CHARS', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses', 'response_loss',
@@ -313,3 +313,11 @@ def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
     weights = weights or stack_weights([self.model.state_dict()])
     examples = encode_examples(self.tokenizer, data, self.config.max_length)
     return grouped_exact_match(weights, examples, self.model.config, self.tokenizer.pad_token_id)
+
+@patch
+def group_answer_prob(self: TinyLM, weights: dict[str, torch.Tensor] | None,
+                      data: Sequence[Datum]) -> torch.Tensor:
+    "`[G, N]` probabilities (teacher forced) that the copies in `weights` (None: the student itself) write each response exactly."
+    weights = weights or stack_weights([self.model.state_dict()])
+    examples = encode_examples(self.tokenizer, data, self.config.max_length)
+    return grouped_answer_prob(weights, examples, self.model.config, self.tokenizer.pad_token_id)

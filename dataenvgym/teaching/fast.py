@@ -7,7 +7,9 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.fast.html.md"""
 # %% ../../nbs/39_teaching.fast.ipynb #3da2c10b
 from __future__ import annotations
 import time
-from typing import Sequence
+from typing import Literal, Sequence
+
+import torch
 
 from pydantic import ValidationError
 
@@ -16,33 +18,42 @@ from .envs import TeachingEnv, quality_check, stable_seed
 from .train import PlanRollouts, plan_action, plan_text
 
 # %% auto #0
-__all__ = ['FAST_FIT', 'GroupStep', 'play', 'FastPlanRollouts']
+__all__ = ['FAST_FIT', 'GRADES', 'GroupStep', 'play', 'FastPlanRollouts']
 
 # %% ../../nbs/39_teaching.fast.ipynb #5593d980
-FAST_FIT = {'steps': 100, 'warmup_steps': 10}
+FAST_FIT = {'steps': 16, 'warmup_steps': 2, 'lr': 1e-3, 'schedule': 'constant'}
+# what a copy is graded by: the probability of the exact answer, or exact match
+GRADES = ('answer_prob', 'accuracy')
+
 
 # %% ../../nbs/39_teaching.fast.ipynb #8a16182b
 class GroupStep:
     "One SKILL-LIST step for a group of plans from the same seed student: the students trained as one batched model, common random numbers."
-    def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1):
-        self.env, self.fit, self.penalty, self.seed = env, {**env.config.fit,
-                                                            **FAST_FIT, **(fit or {})}, penalty, None
+    def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1,
+                 grade: Literal['answer_prob', 'accuracy'] = 'answer_prob'):
+        if grade not in GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(GRADES)}')
+        self.env, self.fit, self.penalty, self.grade, self.seed = env, {**env.config.fit, **FAST_FIT,
+                                                                        **(fit or {})}, penalty, grade, None
 
-    def __repr__(self): return f'GroupStep({self.env!r}, fit={self.fit})'
+    def __repr__(self): return f'GroupStep({self.env!r}, fit={self.fit}, grade={self.grade!r})'
+
+    def score(self, weights: dict | None) -> torch.Tensor:
+        "`[G]`: each copy's mean grade on the validation items (`weights` None: the seed student)."
+        student = self.env.student
+        grades = student.group_answer_prob if self.grade == 'answer_prob' else student.group_correct
+        return grades(weights, self.val).float().mean(1)
 
     def start(self, seed: int) -> float:
-        "Reset the environment to `seed` (once) and return the seed student's validation accuracy (teacher forced)."
+        "Reset the environment to `seed` (once) and return the seed student's validation grade (teacher forced)."
         if self.seed == seed: return self.base
         obs, student = self.env.reset(seed=seed), self.env.student
         if not hasattr(student, 'fit_group'):
-            raise TypeError(f'GroupStep needs a student with fit_group and group_correct (a TinyLM); got '
+            raise TypeError(f'GroupStep needs a student with fit_group, group_correct and group_answer_prob '
+                            f'(a TinyLM); got '
                             f'{type(student).__name__}')
         self.val = [self.env.domain.datum(t, source='val') for t in self.env.val]
-        self.base, self.budget, self.seed = (
-            student.group_correct(None, self.val).float().mean().item(),
-            obs.budget,
-            seed,
-        )
+        self.budget = obs.budget
+        self.base, self.seed = self.score(None).item(), seed
         return self.base
 
 # %% ../../nbs/39_teaching.fast.ipynb #2737bf9d
@@ -61,14 +72,14 @@ GroupStep._plan_data = _plan_data
 
 # %% ../../nbs/39_teaching.fast.ipynb #04ebdf17
 def play(self: GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> list[dict]:
-    "Each plan's step from `seed`'s student, all at once: `reward` (the validation gain, or the penalty if refused), `played`, `error`."
+    "Each plan's step from `seed`'s student, all at once: `reward` (the gain of the validation grade, or the penalty if refused), `played`, `error`."
     base, t0 = self.start(seed), time.perf_counter()
     data = [self._plan_data(p, stream) for p in plans]
     taken = [d for d in data if not isinstance(d, str)]
     gains = iter([])
     if taken:
         weights = self.env.student.fit_group(taken, stream, **self.fit)
-        gains = iter((self.env.student.group_correct(weights, self.val).float().mean(1) - base).tolist())
+        gains = iter((self.score(weights) - base).tolist())
     seconds = round((time.perf_counter() - t0) / len(plans), 3)
     return [{'seed': seed, 'plan': p, 'played': p if isinstance(d, str)
              else plan_text(plan_action(p, self.budget)),
@@ -82,9 +93,10 @@ GroupStep.play = play
 # %% ../../nbs/39_teaching.fast.ipynb #f584fe7e
 class FastPlanRollouts(PlanRollouts):
     "`PlanRollouts` whose plans are played a group at a time by a `GroupStep` (one batched retraining per seed)."
-    def __init__(self, env: TeachingEnv, seeds: Sequence[int], fit: dict | None = None, **kwargs):
+    def __init__(self, env: TeachingEnv, seeds: Sequence[int], fit: dict | None = None,
+                 grade: str = 'answer_prob', **kwargs):
         super().__init__(env, seeds, **kwargs)
-        self.group = GroupStep(env, fit, self.penalty)
+        self.group = GroupStep(env, fit, self.penalty, grade)
 
     def play_all(self, seeds: Sequence[int], plans: Sequence[str], step: int = 0) -> list[dict]:
         "The plans of each seed played as one group, log rows in the order given."
