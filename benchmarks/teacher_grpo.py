@@ -2,7 +2,7 @@
 validation gain as the reward) and compare it with its SFT start, the with-state heuristic and the no-state control
 on held-out seeds, paired, with bootstrap 95% intervals.
 
-    python benchmarks/teacher_grpo.py                         # the defaults: math/embedded, about 35 min on 2 cores
+    python benchmarks/teacher_grpo.py                         # the defaults: math/embedded, about 95 min on 2 cores
     python benchmarks/teacher_grpo.py --eval-sampled          # also both models sampling at --temperature (the policy GRPO trains)
     python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
     python benchmarks/teacher_grpo.py --eval-seeds 0-9 --out DIR --json     # train into DIR (or reuse the run there), evaluate
@@ -20,9 +20,10 @@ test gain, points, paired by seed, bootstrap 95% CI), `n_seeds`, `best_fixed` an
 Phases (all on `--threads` torch threads, seeds explicit):
 1. warm-up: `record_plans` of the `--warmup-policies` (with-state and no-state) on `--train-seeds` (iteration 0 and, with
    `--warmup-iterations 2`, iteration 1 reached by the with-state plan), as chats; SFT (`sft_train`, `--sft-steps`);
-2. GRPO (`grpo_train` with `PlanRollouts`): each step `--per-step` training seeds × `--num-generations` plans, each plan
-   played from its seed student and paid its validation gain (or the penalty for a refused plan);
-3. evaluation (`evaluate_teachers`) of grpo, sft, with-state and no-state on `--eval-seeds` (disjoint from the training
+2. GRPO (`grpo_train` with `FastPlanRollouts`, or `PlanRollouts` with `--reference-step`): each step `--per-step`
+   training seeds × `--num-generations` plans, each plan played from its seed student and paid its validation gain (or
+   the penalty for a refused plan); then the best fixed plan's search;
+3. evaluation (`evaluate_teachers`) of grpo, sft, with-state, no-state and best-fixed on `--eval-seeds` (disjoint from the training
    seeds; checked): whole episodes, test gain of the best-on-validation iteration and validation gain; the language
    models play greedily (with `--eval-sampled` also sampling, seeded by the episode), a refused reply is played as the
    no-state control's plan and counted (`invalid_replies`).
@@ -36,7 +37,20 @@ share of refused plans per GRPO step, the budget share of each skill per step, a
 grpo minus each other teacher, paired, on test and validation; with `--eval-sampled` also `report_sampled`). Everything is
 also written under `--out`: the reward curve (`reward_curve.png`), both models (`models/`), the logs and episodes.
 
-Measured on this project's 2-core machine, two torch threads (2026-12-02):
+Measured on this project's 2-core machine, two torch threads, nothing else running (2026-12-04, the defaults:
+`--eval-seeds 0-9 --out DIR --json`): warm-up 480 s (32 chats; it trains the 16 training seed students), SFT 400 steps
+77 s (loss 4.52 → 0.03), GRPO 160 steps × 8 plans on the fast step 1,537 s: 9.6 s per GRPO step, 0.87 s per plan
+(1,280 plans, none refused, the environment 72% of a step); the best fixed plan's search 794 s (`addition:500;
+subtraction:500`); evaluation 5 teachers × 10 seeds about 45 min (30-60 s an episode). GRPO's samples left the
+warm-up's mixture (41/23/22/14% addition/subtraction/multiplication/fractions at step 0) for addition and subtraction
+only by step 30, about 60/40 from step 110; its greedy reply on the held-out seeds: `addition:636; fractions:6;
+multiplication:6; subtraction:352` on nine of ten. Held out (test gain, points, bootstrap 95% CIs, paired by seed):
+grpo +10.6 [+5.9, +15.8], sft +4.4 [+1.5, +8.8], with-state +6.8 [+2.6, +12.3], no-state +2.5 [+0.3, +7.3], best-fixed
++11.3 [+7.4, +16.6]; **grpo − sft +6.1 [+3.1, +10.5]** (validation +7.2 [+4.0, +11.0]), grpo − with-state +3.7 [+0.8,
++8.9], grpo − no-state +8.1 [+4.9, +11.8], grpo − best-fixed −0.8 [−2.7, +1.3]: GRPO found a fixed plan about as good
+as the searched one, not a use of the state.
+
+Before issue 37, on `TeachingEnv.step` (2026-12-02):
 - the defaults, `--eval-sampled` (32 warm-up chats; SFT loss 4.52 → 0.03, 38 s; GRPO 16 steps × 1 seed × 4 plans, lr 1e-3,
   under the plan's grammar): nothing else running, 12.36 s per teaching-environment step (64 plans, none refused), 53.5 s
   per GRPO step (the environment 92% of it), evaluation of 4 teachers × 10 seeds 774 s. A second run (with light work

@@ -7,7 +7,7 @@ asks nothing of the network: no script, style, font or image from an http(s) URL
 
 Needs Debian's chromium and chromium-driver (`.ci/run` installs them where it can), selenium (the dev extra) and
 mkdocs-material (the docs extra); the browser tests skip, saying which is missing, when they are not there."""
-import functools, http.server, importlib.util, json, os, re, shutil, sys, threading
+import fcntl, functools, http.server, importlib.util, json, os, re, shutil, sys, tempfile, threading
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin
 
@@ -27,11 +27,14 @@ NAV = 'return Array.from(document.querySelectorAll("nav.md-nav--primary a.md-nav
 
 
 @pytest.fixture(scope='module')
-def site():
-    "The site built into `_docs/` and served on a free port of 127.0.0.1."
+def site(tmp_path_factory):
+    "The site built into a folder of this test worker's own and served on a free port of 127.0.0.1."
     from render_docs import render
-    out = ROOT / '_docs'
-    pages = render(out)
+    out = tmp_path_factory.mktemp('site') / '_docs'
+    # the build's intermediate folders are shared: two xdist workers must not build at once
+    with open(Path(tempfile.gettempdir()) / 'dataenvgym-docs-build.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pages = render(out)
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args): pass
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(out)))

@@ -51,6 +51,18 @@ def free_port() -> int:
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
 
+def start_ray_node(env: dict, *args: str, tries: int = 3) -> subprocess.CompletedProcess:
+    """`ray start *args`, tried again when the node misses Ray's startup deadline. Ray waits a fixed 30 s for a new
+    raylet to register with the GCS (ray/_private/node.py); on two cores busy with the other test worker's torch jobs
+    that wait can run out (CI, 2026-12-04) although nothing is wrong with the cluster."""
+    for _ in range(tries):
+        p = subprocess.run(['ray', 'start', *args], capture_output=True, text=True, timeout=300, env=env)
+        if p.returncode == 0 or 'timed out during startup' not in p.stderr: return p
+        if '--head' in args: subprocess.run(['ray', 'stop', '--force'], capture_output=True, timeout=120, env=env)
+        time.sleep(5)
+    return p
+
+
 def test_two_node_cluster_spreads_episodes(sequential, tmp_path):
     pytest.importorskip('ray')
     env = {**ray_env(), 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '1',       # a cluster: every node says its address (loopback)
@@ -58,8 +70,7 @@ def test_two_node_cluster_spreads_episodes(sequential, tmp_path):
            'RAY_AUTH_MODE': 'token', 'RAY_AUTH_TOKEN': secrets.token_hex(16)}  # nodes and driver share one token
     port = free_port()
     head = f'127.0.0.1:{port}'
-    start = lambda *a: subprocess.run(['ray', 'start', '--num-cpus', '1', '--disable-usage-stats', *a],
-                                      capture_output=True, text=True, timeout=300, env=env)
+    start = lambda *a: start_ray_node(env, '--num-cpus', '1', '--disable-usage-stats', *a)
     try:
         p = start('--head', '--node-ip-address', '127.0.0.1', '--port', str(port), '--include-dashboard', 'false')
         assert p.returncode == 0, p.stderr[-2000:]

@@ -1,5 +1,5 @@
 "The training path of `dataenvgym.repair.train` on a CPU: warm-up data, SFT, GRPO with the environment in the loop."
-import time
+import subprocess, sys, time
 from types import SimpleNamespace
 
 import numpy as np
@@ -81,3 +81,22 @@ def test_named_configs_warmup_fits(name):
     ds = warmup_dataset(record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks))
     rep = length_report(ds, tok, c.sft.max_length)
     assert rep['cut'] == 0 and rep['examples'] == len(ds) > 0
+
+
+SFT_WEIGHTS = '''
+import hashlib, sys, torch
+torch.set_num_threads(int(sys.argv[1]))
+from dataenvgym.lm import SFTSettings, sft_train, tiny_agent
+from dataenvgym.repair.train import record_rollouts, warmup_dataset
+model, tok = tiny_agent()
+sft = sft_train(model, tok, warmup_dataset(record_rollouts(seeds=range(1))), SFTSettings(max_steps=4))
+print(hashlib.sha256(b''.join(p.detach().numpy().tobytes() for p in sft.model.parameters())).hexdigest())
+'''
+
+
+def test_sft_gives_the_same_weights_in_new_processes_on_one_or_two_threads():
+    "The same seed and data give the same SFT model, bit for bit: in a new interpreter, on one torch thread or two."
+    runs = [subprocess.run([sys.executable, '-c', SFT_WEIGHTS, str(n)], capture_output=True, text=True, timeout=600)
+            for n in (2, 1)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    assert len({r.stdout.strip().splitlines()[-1] for r in runs}) == 1, [r.stdout[-200:] for r in runs]

@@ -30,10 +30,12 @@ GRADES = ('answer_prob', 'accuracy')
 class GroupStep:
     "One SKILL-LIST step for a group of plans from the same seed student: the students trained as one batched model, common random numbers."
     def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1,
-                 grade: Literal['answer_prob', 'accuracy'] = 'answer_prob'):
+                 grade: Literal['answer_prob', 'accuracy'] = 'answer_prob', keep_seeds: int = 32):
         if grade not in GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(GRADES)}')
         self.env, self.fit, self.penalty, self.grade, self.seed = env, {**env.config.fit, **FAST_FIT,
                                                                         **(fit or {})}, penalty, grade, None
+        # seed -> (the env's attributes after reset, val, budget, base)
+        self.keep_seeds, self._starts = keep_seeds, {}
 
     def __repr__(self): return f'GroupStep({self.env!r}, fit={self.fit}, grade={self.grade!r})'
 
@@ -44,8 +46,13 @@ class GroupStep:
         return grades(weights, self.val).float().mean(1)
 
     def start(self, seed: int) -> float:
-        "Reset the environment to `seed` (once) and return the seed student's validation grade (teacher forced)."
+        "Reset the environment to `seed` and return the seed student's validation grade (teacher forced); the resets of the last `keep_seeds` seeds are kept, not redone."
         if self.seed == seed: return self.base
+        if seed in self._starts:                 # a group's play changes neither the env nor its seed student
+            kept = self._starts.pop(seed)
+            attrs, self.val, self.budget, self.base = kept
+            vars(self.env).update(attrs); self._starts[seed], self.seed = kept, seed
+            return self.base
         obs, student = self.env.reset(seed=seed), self.env.student
         if not hasattr(student, 'fit_group'):
             raise TypeError(f'GroupStep needs a student with fit_group, group_correct and group_answer_prob '
@@ -54,6 +61,9 @@ class GroupStep:
         self.val = [self.env.domain.datum(t, source='val') for t in self.env.val]
         self.budget = obs.budget
         self.base, self.seed = self.score(None).item(), seed
+        if self.keep_seeds:
+            self._starts[seed] = (dict(vars(self.env)), self.val, self.budget, self.base)
+            while len(self._starts) > self.keep_seeds: self._starts.pop(next(iter(self._starts)))
         return self.base
 
 # %% ../../nbs/39_teaching.fast.ipynb #2737bf9d
