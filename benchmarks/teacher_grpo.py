@@ -48,7 +48,10 @@ multiplication:6; subtraction:352` on nine of ten. Held out (test gain, points, 
 grpo +10.6 [+5.9, +15.8], sft +4.4 [+1.5, +8.8], with-state +6.8 [+2.6, +12.3], no-state +2.5 [+0.3, +7.3], best-fixed
 +11.3 [+7.4, +16.6]; **grpo − sft +6.1 [+3.1, +10.5]** (validation +7.2 [+4.0, +11.0]), grpo − with-state +3.7 [+0.8,
 +8.9], grpo − no-state +8.1 [+4.9, +11.8], grpo − best-fixed −0.8 [−2.7, +1.3]: GRPO found a fixed plan about as good
-as the searched one, not a use of the state.
+as the searched one, not a use of the state. The same run evaluated again on seeds 10-19 (`--eval-seeds 10-19`,
+reusing it; 32 min): grpo +9.8 [+6.8, +14.8], sft +4.1 [+1.9, +6.9], with-state +7.1 [+3.4, +12.6], no-state +4.1 [+1.4,
++8.2], best-fixed +10.6 [+6.8, +16.1]; grpo − sft +5.7 [+1.8, +8.7], grpo − with-state +2.7 [+1.4, +4.2], grpo −
+no-state +5.7 [+4.4, +7.2], grpo − best-fixed −0.8 [−2.0, +0.5].
 
 Before issue 37, on `TeachingEnv.step` (2026-12-02):
 - the defaults, `--eval-sampled` (32 warm-up chats; SFT loss 4.52 → 0.03, 38 s; GRPO 16 steps × 1 seed × 4 plans, lr 1e-3,
@@ -256,6 +259,7 @@ def main():
     env = teacher_env(a.setup, seed_cache=cache)
     res = json.loads((out / 'run.json').read_text()) if (out / 'run.json').exists() else train_recipe(a, out, env, train, fast_fit)
     res['eval_seeds'] = held_out
+    res['settings'] = {**res['settings'], 'eval_seeds': a.eval_seeds}     # a reused run was evaluated on others
     tok = AutoTokenizer.from_pretrained(out / 'models' / 'grpo')
     grpo_model, sft_model = (AutoModelForCausalLM.from_pretrained(out / 'models' / n).eval() for n in ('grpo', 'sft'))
     lm = dict(fallback=SkillListRandom(), scale=not a.free, constrained=not a.free)
