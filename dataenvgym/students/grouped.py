@@ -129,28 +129,29 @@ def train_grouped(weights: dict[str, torch.Tensor], examples: Sequence[list], co
     return torch.stack(losses)
 
 # %% ../../nbs/23_students.grouped.ipynb #9c90c4d4
+def _teacher_forced(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int, chunk: int,
+                    grade: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    "`[G, N]`: `grade(logits, targets)` of each copy on each encoded example, `chunk` examples a pass (teacher forced)."
+    G, out = next(iter(weights.values())).shape[0], []
+    for s in range(0, len(examples), chunk):
+        ids, labels = right_padded(examples[s:s + chunk], pad_id)
+        out.append(grade(grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1], labels[:, 1:]))
+    return torch.cat(out, 1)
+
 @torch.no_grad()
 def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
                         chunk: int = 256) -> torch.Tensor:
     "`[G, N]`: whether each copy's greedy reply to each encoded example is exactly its response and `<eos>` (teacher forced)."
-    G, out = next(iter(weights.values())).shape[0], []
-    for s in range(0, len(examples), chunk):
-        ids, labels = right_padded(examples[s:s + chunk], pad_id)
-        predicted = grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1].argmax(-1)
-        targets = labels[:, 1:]
-        out.append(((predicted == targets) | (targets == -100)).all(-1))
-    return torch.cat(out, 1)
+    def exact(logits, targets): return ((logits.argmax(-1) == targets) | (targets == -100)).all(-1)
+    return _teacher_forced(weights, examples, config, pad_id, chunk, exact)
 
 # %% ../../nbs/23_students.grouped.ipynb #29dceaf2
 @torch.no_grad()
 def grouped_answer_prob(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
                         chunk: int = 256) -> torch.Tensor:
     "`[G, N]`: the probability that each copy writes exactly each encoded example's response and `<eos>` (teacher forced)."
-    G, out = next(iter(weights.values())).shape[0], []
-    for s in range(0, len(examples), chunk):
-        ids, labels = right_padded(examples[s:s + chunk], pad_id)
-        logp = grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1].log_softmax(-1)
-        targets = labels[:, 1:].expand(G, -1, -1)
-        token = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        out.append((token * (targets != -100)).sum(-1).exp())
-    return torch.cat(out, 1)
+    def answer_prob(logits, targets):
+        targets = targets.expand(logits.shape[0], -1, -1)
+        token = logits.log_softmax(-1).gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        return (token * (targets != -100)).sum(-1).exp()
+    return _teacher_forced(weights, examples, config, pad_id, chunk, answer_prob)

@@ -307,17 +307,22 @@ def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0
 
 # %% ../../nbs/20_students.tiny.ipynb #51bb1bda
 @patch
+def _grouped_inputs(self: TinyLM, weights: dict[str, torch.Tensor] | None, data: Sequence[Datum]) -> tuple:
+    "`weights` (None: the student's own, stacked as one copy) and `data` encoded, as `students.grouped` takes them."
+    return (weights or stack_weights([self.model.state_dict()]),
+            encode_examples(self.tokenizer, data, self.config.max_length))
+
+@patch
 def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
                   data: Sequence[Datum]) -> torch.Tensor:
     "`[G, N]` exact-match verdicts (teacher forced) of the copies in `weights` (None: the student itself) on `data`."
-    weights = weights or stack_weights([self.model.state_dict()])
-    examples = encode_examples(self.tokenizer, data, self.config.max_length)
-    return grouped_exact_match(weights, examples, self.model.config, self.tokenizer.pad_token_id)
+    return grouped_exact_match(*self._grouped_inputs(weights, data), self.model.config,
+                               self.tokenizer.pad_token_id)
 
+# %% ../../nbs/20_students.tiny.ipynb #68f7d287
 @patch
 def group_answer_prob(self: TinyLM, weights: dict[str, torch.Tensor] | None,
                       data: Sequence[Datum]) -> torch.Tensor:
     "`[G, N]` probabilities (teacher forced) that the copies in `weights` (None: the student itself) write each response exactly."
-    weights = weights or stack_weights([self.model.state_dict()])
-    examples = encode_examples(self.tokenizer, data, self.config.max_length)
-    return grouped_answer_prob(weights, examples, self.model.config, self.tokenizer.pad_token_id)
+    return grouped_answer_prob(*self._grouped_inputs(weights, data), self.model.config,
+                               self.tokenizer.pad_token_id)
