@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast, json, math, multiprocessing as mp, operator, random, re, string, time, warnings
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 import sympy
@@ -344,6 +345,7 @@ def extract_answer(response: str) -> str:
     return response.strip()
 
 # %% ../../nbs/11_domains.math.ipynb #64e95b2d
+@lru_cache(maxsize=1 << 16)       # a pure function of the text, called twice per generated datum
 def normalize_answer(s: str) -> str:
     "Canonical text of an answer: notation that does not change its value removed (see above)."
     s = s.replace('\u2212', '-').replace('\\$', '').replace('$', '').replace('{,}', ',')

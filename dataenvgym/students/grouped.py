@@ -6,14 +6,14 @@ Docs: https://dataenvgym.github.io/dataenvgym/students.grouped.html.md"""
 
 # %% ../../nbs/23_students.grouped.ipynb #0301975a
 from __future__ import annotations
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['stack_weights', 'unstack_weights', 'grouped_logits', 'grouped_loss', 'right_padded', 'train_grouped',
-           'grouped_exact_match', 'grouped_answer_prob']
+__all__ = ['stack_weights', 'unstack_weights', 'grouped_logits', 'grouped_loss', 'right_padded', 'Packed', 'pack', 'packed_loss',
+           'train_grouped', 'grouped_exact_match', 'grouped_answer_prob']
 
 # %% ../../nbs/23_students.grouped.ipynb #8e5df0e8
 def stack_weights(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -45,38 +45,50 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     return x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin
 
 # %% ../../nbs/23_students.grouped.ipynb #06e7c554
-def _attention(x: torch.Tensor, w, config, cos, sin) -> torch.Tensor:
-    "One layer's causal self-attention for the G copies (`w` names a weight of the layer)."
-    G, B, T, _ = x.shape
+def _attention(h: torch.Tensor, w, config, seqs: Callable, tokens: Callable, cos, sin) -> torch.Tensor:
+    "One layer's causal self-attention for the G copies' token states `h` (`w` names a weight of the layer; `seqs`/`tokens` map the tokens to the rows of sequences and back)."
+    qkv = seqs(_linear(h, torch.cat([w(f'self_attn.{n}_proj') for n in 'qkv'], 1)))
     heads = config.num_attention_heads; dim = config.hidden_size // heads
-    q, k, v = (_linear(x, w(f'self_attn.{n}_proj')).view(G * B, T, heads, dim).transpose(1, 2) for n in 'qkv')
+    q, k, v = (t.reshape(*t.shape[:2], heads, dim).transpose(1, 2) for t in qkv.split(config.hidden_size, -1))
     a = F.scaled_dot_product_attention(_rotate(q, cos, sin), _rotate(k, cos, sin), v, is_causal=True)
-    return _linear(a.transpose(1, 2).reshape(G, B, T, -1), w('self_attn.o_proj'))
+    return _linear(tokens(a.transpose(1, 2).flatten(2)), w('self_attn.o_proj'))
 
-# %% ../../nbs/23_students.grouped.ipynb #40e8b297
-def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) -> torch.Tensor:
-    "Logits `[G, B, T, vocab]` of the G copies (stacked `weights`, Llama `config`) on their own ids `[G, B, T]`."
-    G, B, T = ids.shape
+# %% ../../nbs/23_students.grouped.ipynb #5dd3a96c
+def _decoder(weights: dict[str, torch.Tensor], ids: torch.Tensor, config, seqs: Callable, tokens: Callable,
+             length: int) -> torch.Tensor:
+    "Logits `[G, N, vocab]` of the G copies on their tokens `ids` `[G, N]`, attention on rows of `length` tokens."
     emb, eps = weights['model.embed_tokens.weight'], config.rms_norm_eps
-    x = torch.gather(emb, 1, ids.reshape(G, -1, 1).expand(-1, -1, emb.shape[-1])).view(G, B, T, -1)
-    cos, sin = _rotary(T, config.hidden_size // config.num_attention_heads,
+    x = torch.gather(emb, 1, ids.unsqueeze(-1).expand(-1, -1, emb.shape[-1]))
+    cos, sin = _rotary(length, config.hidden_size // config.num_attention_heads,
                        config.rope_parameters['rope_theta'])
     for i in range(config.num_hidden_layers):
         w = lambda n: weights[f'model.layers.{i}.{n}.weight']
-        x = x + _attention(_rms_norm(x, w('input_layernorm'), eps), w, config, cos, sin)
+        x = x + _attention(_rms_norm(x, w('input_layernorm'), eps), w, config, seqs, tokens, cos, sin)
         h = _rms_norm(x, w('post_attention_layernorm'), eps)
         x = x + _linear(
             F.silu(_linear(h, w('mlp.gate_proj'))) * _linear(h, w('mlp.up_proj')), w('mlp.down_proj')
         )
     return _linear(_rms_norm(x, weights['model.norm.weight'], eps), emb)
 
+# %% ../../nbs/23_students.grouped.ipynb #40e8b297
+def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) -> torch.Tensor:
+    "Logits `[G, B, T, vocab]` of the G copies (stacked `weights`, Llama `config`) on their own right-padded ids `[G, B, T]`."
+    G, B, T = ids.shape
+    logits = _decoder(weights, ids.reshape(G, B * T), config, lambda t: t.reshape(G * B, T, -1),
+                      lambda s: s.reshape(G, B * T, -1), T)
+    return logits.view(G, B, T, -1)
+
 # %% ../../nbs/23_students.grouped.ipynb #43c6ef20
 def grouped_loss(weights: dict[str, torch.Tensor], ids: torch.Tensor,
                  labels: torch.Tensor, config) -> torch.Tensor:
-    "Each copy's mean cross-entropy on its response tokens (labels not -100): a `[G]` tensor."
+    "Each copy's mean cross-entropy on its response tokens (labels not -100) of right-padded `[G, B, T]` batches: a `[G]` tensor."
     logits, targets = grouped_logits(weights, ids, config)[:, :, :-1], labels[:, :, 1:]
-    ce = F.cross_entropy(logits.flatten(0, 2), targets.flatten(), reduction='none', ignore_index=-100)
-    return ce.view(targets.shape).sum((1, 2)) / (targets != -100).sum((1, 2)).clamp(min=1)
+    return _mean_ce(logits.flatten(1, 2), targets.flatten(1))
+
+def _mean_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    "`[G]`: each copy's mean cross-entropy of `logits` `[G, N, vocab]` against `targets` `[G, N]` (-100 ignored)."
+    ce = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction='none', ignore_index=-100)
+    return ce.view(targets.shape).sum(1) / (targets != -100).sum(1).clamp(min=1)
 
 # %% ../../nbs/23_students.grouped.ipynb #474cf160
 def _batches(examples: Sequence[list], orders: list[list[int]], gens: list, size: int) -> list[list]:
@@ -95,11 +107,47 @@ def right_padded(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
     return ids, torch.tensor([l + [-100] * (width - len(l)) for _, l in examples])
 
 # %% ../../nbs/23_students.grouped.ipynb #1f11c543
-def _stack_batches(batches: list[list], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    "Ids and labels `[G, B, T]`, every copy's batch right-padded to the longest example of all."
-    width = max(len(i) for b in batches for i, _ in b)
-    ids, labels = zip(*[right_padded(b, pad_id, width) for b in batches])
-    return torch.stack(ids), torch.stack(labels)
+class Packed(NamedTuple):
+    "G copies' batches packed token after token: `ids` and `targets` (the next token of the same example, -100 for none) `[G, N]`, each token's `slot` `[G, N]` in the grid of `B` rows of `length` that attention sees, and each slot's `token` `[G, B * length]` (N: none)."
+    ids: torch.Tensor
+    targets: torch.Tensor
+    slot: torch.Tensor
+    token: torch.Tensor
+    length: int
+
+# %% ../../nbs/23_students.grouped.ipynb #9e075e9b
+def pack(batches: list[list], pad_id: int) -> Packed:
+    "Each copy's batch of encoded examples (`(ids, labels)`, the same number a copy) packed end to end; N is the most tokens of any copy."
+    lengths = [torch.tensor([len(i) for i, _ in b]) for b in batches]
+    G, B, T, N = (
+        len(batches),
+        len(batches[0]),
+        int(max(l.max() for l in lengths)),
+        int(max(l.sum() for l in lengths)),
+    )
+    ids, targets = torch.full((G, N), pad_id), torch.full((G, N), -100)
+    slot, token = torch.zeros(G, N, dtype=torch.long), torch.full((G, B * T), N)
+    for g, (b, lens) in enumerate(zip(batches, lengths)):
+        n, row = int(lens.sum()), torch.repeat_interleave(torch.arange(B), lens)
+        ids[g, :n] = torch.tensor([t for i, _ in b for t in i])
+        targets[g, :n] = torch.tensor([t for _, l in b for t in l[1:] + [-100]])
+        slot[g, :n] = row * T + torch.arange(n) - (lens.cumsum(0) - lens)[row]
+        token[g, slot[g, :n]] = torch.arange(n)
+    return Packed(ids, targets, slot, token, T)
+
+# %% ../../nbs/23_students.grouped.ipynb #f8d00209
+def packed_loss(weights: dict[str, torch.Tensor], batch: Packed, config) -> torch.Tensor:
+    "Each copy's mean cross-entropy on the response tokens of its packed batch: a `[G]` tensor (what `grouped_loss` gives padded)."
+    (G, N), T = batch.ids.shape, batch.length
+    def seqs(t):                 # tokens [G, N, k] -> rows [G * B, T, k], empty slots zero
+        t = torch.cat([t, t.new_zeros(G, 1, t.shape[-1])], 1)
+        return torch.gather(t, 1, batch.token.unsqueeze(-1).expand(-1, -1, t.shape[-1])).view(
+            -1, T, t.shape[-1]
+        )
+    def tokens(s):               # rows [G * B, T, k] -> tokens [G, N, k]
+        s = s.reshape(G, -1, s.shape[-1])
+        return torch.gather(s, 1, batch.slot.unsqueeze(-1).expand(-1, -1, s.shape[-1]))
+    return _mean_ce(_decoder(weights, batch.ids, config, seqs, tokens, T), batch.targets)
 
 # %% ../../nbs/23_students.grouped.ipynb #5979a415
 def _clip_per_copy(params: list[torch.Tensor], max_norm: float = 1.0) -> None:
@@ -119,8 +167,8 @@ def train_grouped(weights: dict[str, torch.Tensor], examples: Sequence[list], co
     gens, orders = [torch.Generator().manual_seed(settings.seed) for _ in examples], [[] for _ in examples]
     try:
         for _ in range(steps):
-            ids, labels = _stack_batches(_batches(examples, orders, gens, settings.batch_size), pad_id)
-            loss = grouped_loss(weights, ids, labels, config)
+            loss = packed_loss(weights, pack(_batches(examples, orders, gens,
+                                                      settings.batch_size), pad_id), config)
             loss.sum().backward(); _clip_per_copy(params)
             opt.step(); sched.step(); opt.zero_grad(set_to_none=True)
             losses.append(loss.detach())
