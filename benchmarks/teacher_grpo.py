@@ -53,6 +53,18 @@ reusing it; 32 min): grpo +9.8 [+6.8, +14.8], sft +4.1 [+1.9, +6.9], with-state 
 +8.2], best-fixed +10.6 [+6.8, +16.1]; grpo − sft +5.7 [+1.8, +8.7], grpo − with-state +2.7 [+1.4, +4.2], grpo −
 no-state +5.7 [+4.4, +7.2], grpo − best-fixed −0.8 [−2.0, +0.5].
 
+The same command again from an empty folder after the fast step got faster (packed batches, faster tokenizer and
+grader; every reward the same to 1e-6 on replayed groups; 2026-12-04 evening, nothing else running, 61 min in all):
+warm-up 469 s, SFT 72 s (the same model: its first six GRPO steps logged the same plans and rewards as the run above),
+GRPO 1,049 s: **6.55 s per GRPO step, 0.67 s per plan** (the environment 82% of a step); best fixed plan search 455 s
+(`addition:500; subtraction:500` again). GRPO's trajectory parted from the first run's by step 10 (a reward's last
+digits differ, and sampling is chaotic): its samples collapsed onto `addition:94; fractions:81; multiplication:9;
+subtraction:816` at step 40 (all eight the same), left it by step 45, and ended on `addition:461; fractions:5;
+multiplication:4; subtraction:530`. Held out (seeds 0-9): grpo +11.8 [+7.5, +17.4], sft +4.4 [+1.5, +8.8], with-state
++6.8 [+2.6, +12.2], no-state +2.5 [+0.3, +7.3], best-fixed +11.3 [+7.4, +16.6]; **grpo − sft +7.4 [+4.5, +11.5]**
+(validation +8.2 [+4.6, +13.6]), **grpo − with-state +5.0 [+1.9, +9.4]** (validation +3.7 [+0.2, +8.6]), grpo − no-state
++9.4 [+6.3, +12.4], grpo − best-fixed +0.5 [−0.5, +2.2].
+
 Before issue 37, on `TeachingEnv.step` (2026-12-02):
 - the defaults, `--eval-sampled` (32 warm-up chats; SFT loss 4.52 → 0.03, 38 s; GRPO 16 steps × 1 seed × 4 plans, lr 1e-3,
   under the plan's grammar): nothing else running, 12.36 s per teaching-environment step (64 plans, none refused), 53.5 s
