@@ -89,8 +89,9 @@ PRESETS: dict[str, Preset] = {
     'vqa/embedded': Preset(
         domain='vqa', subskills=['color', 'shape', 'size', 'material', 'count_all'], student='vqa',
                            settings={'network': 'objects'},
-        config=TeachingConfig(**_EMBEDDED, budget=800, val_per_subskill=40, test_per_subskill=100,
-                              seed_per_subskill=50,
+        config=TeachingConfig(**_EMBEDDED, budget=300, val_per_subskill=40, test_per_subskill=100,
+                              seed_per_subskill={'color': 300, 'shape': 300, 'size': 10, 'material': 10,
+                                                 'count_all': 50},
                               seed_fit={'steps': 300}, fit={'steps': 300, 'warmup_steps': 20})),
     'vqa/tiny': Preset(domain='vqa', subskills=['color', 'count_all', 'left_right'], student='vqa',
                        settings=dict(channels=(8, 16, 16), word_dim=16, question_dim=32, hidden=32,
