@@ -131,11 +131,9 @@ def reference_rewards(env, seed: int, plans: list[str], cache: Path, stream: int
     return [known[f'{seed}|{p}'] for p in plans]
 
 
-def disattenuated(fast: list[float], play0: list[float], play1: list[float]) -> float | None:
-    "Spearman's correction for attenuation: `fast`'s mean rank correlation with two plays of the reference over the square root of theirs (None if the plays do not agree at all)."
-    plays = spearmanr(play0, play1).statistic
-    if not plays > 0: return None
-    return round(float((spearmanr(fast, play0).statistic + spearmanr(fast, play1).statistic) / 2 / np.sqrt(plays)), 3)
+def disattenuated(with_play0: float, with_play1: float, plays: float) -> float | None:
+    "Spearman's correction for attenuation: the fast step's mean rank correlation with two plays of the reference over the square root of theirs, `plays` (None if the plays do not agree at all)."
+    return round(float((with_play0 + with_play1) / 2 / np.sqrt(plays)), 3) if plays > 0 else None
 
 
 def grpo_seconds(env, seed: int, size: int, steps: int, out: Path, fit: dict, grade: str) -> float:
@@ -180,6 +178,9 @@ def main():
     reference = reference_rewards(env, a.seed, plans, out / 'reference.json')
     k = min(a.self_plans, len(plans))
     replayed = reference_rewards(env, a.seed, plans[:k], out / 'reference-stream1.json', stream=1) if k > 2 else []
+    corr = lambda x, y: float(spearmanr(x, y).statistic)
+    if replayed:
+        plays, with_play0, with_play1 = corr(reference[:k], replayed), corr(fast[:k], reference[:k]), corr(fast[:k], replayed)
     res = {'setup': a.setup, 'seed': a.seed, 'fit': group.fit, 'grade': a.grade, 'group_size': a.group_size, 'n_plans': len(plans),
            'env_step_s': round(float(np.mean(per_plan)), 3), 'group_s': round(float(np.mean(per_plan)) * a.group_size, 2),
            'reset_s': round(reset_s, 2),
@@ -190,10 +191,10 @@ def main():
            'plan_spread_sd_points': round(float(np.std(means, ddof=1)), 2),
            'rank_corr_vs_reference': round(float(spearmanr(fast, reference).statistic), 3),
            'self_plans': k,
-           'reference_self_corr': replayed and round(float(spearmanr(reference[:k], replayed).statistic), 3),
-           'rank_corr_vs_reference_self_plans': replayed and round(float(spearmanr(fast[:k], reference[:k]).statistic), 3),
-           'rank_corr_vs_reference_mean': replayed and round(float(spearmanr(fast[:k], np.add(reference[:k], replayed) / 2).statistic), 3),
-           'rank_corr_vs_reference_disattenuated': replayed and disattenuated(fast[:k], reference[:k], replayed),
+           'reference_self_corr': replayed and round(plays, 3),
+           'rank_corr_vs_reference_self_plans': replayed and round(with_play0, 3),
+           'rank_corr_vs_reference_mean': replayed and round(corr(fast[:k], np.add(reference[:k], replayed) / 2), 3),
+           'rank_corr_vs_reference_disattenuated': replayed and disattenuated(with_play0, with_play1, plays),
            'reference_noise_points': replayed and round(float(np.std(np.subtract(reference[:k], replayed), ddof=1) / np.sqrt(2)), 2),
            'threads': a.threads,
            'plans': [{'plan': p, 'fast': round(f, 2), 'reference': round(r, 2)} | ({'reference_stream1': round(replayed[i], 2)}
