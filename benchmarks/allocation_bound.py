@@ -1,13 +1,16 @@
 """How much of the room left by the no-state control a teacher with state takes: the best fixed allocation, with hindsight.
 
 A fixed plan splits every iteration's budget over the skills in the same proportions, whatever the student does
-(`FixedPlan`). This benchmark runs, in SKILL-LIST on the given seeds, the registered `with-state` and `no-state`
-teachers and a family of fixed plans (each skill alone, each pair of skills evenly, and all skills evenly; or the ones
-given with `--plans`), all from the same cached seed student of each seed. The best fixed plan is the one with the
+(`FixedPlan`; in SKILL-TREE, `FixedTreePlan` splits it over subskills, exploring each one it names in the domain's
+taxonomy order). This benchmark runs, in the given environment (`--env`, SKILL-LIST by default; VQA's preset is
+compared in SKILL-TREE) on the given seeds, the registered `with-state` and `no-state` teachers and a family of fixed
+plans (each skill alone, each pair of skills evenly, and all skills evenly, over skills or, in SKILL-TREE, subskills;
+or the ones given with `--plans`), all from the same cached seed student of each seed. The best fixed plan is the one with the
 highest mean test gain over those seeds: an upper bound found with hindsight, so run it on calibration seeds (>= 1000).
 The room is best-fixed − no-state; `share_of_room` is (with-state − no-state) / room.
 
-    python benchmarks/allocation_bound.py --domain vqa --seeds 1000-1002
+    python benchmarks/allocation_bound.py --domain vqa --env skill-tree --seeds 1000-1002 \
+        --plans '{"size": 1, "material": 1, "count_all": 1}' '{"color": 1, "shape": 1, "size": 1, "material": 1, "count_all": 1}'
     python benchmarks/allocation_bound.py --domain code --seeds 1000 1001 --plans '{"lists": 1, "loops": 1}'
 
 Prints one JSON object: per policy and plan the mean test gain (points) with its bootstrap 95% CI and the per-seed
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from dataenvgym.core import bootstrap_ci, read_jsonl
 from dataenvgym.registry import make
-from dataenvgym.teaching.envs import SkillListAction, SkillPlan
+from dataenvgym.teaching.envs import Exploit, Explore, SkillListAction, SkillPlan, SkillTreeAction
 from dataenvgym.teaching.policies import Policy, allocate
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
@@ -38,6 +41,29 @@ class FixedPlan(Policy):
         return SkillListAction(plans=[SkillPlan(skill=s, n=n) for s, n in counts.items() if n])
 
 
+class FixedTreePlan(Policy):
+    "SKILL-TREE without state: the budget split over subskills in fixed proportions `weights`, every iteration; a named subskill not in the forest yet is explored (with those before it in `taxonomy`, skill → subskills in the proposer's order)."
+    name = 'fixed'
+    def __init__(self, weights: dict[str, float], taxonomy: dict[str, list[str]]):
+        known = {sub for subs in taxonomy.values() for sub in subs}
+        if bad := sorted(set(weights) - known): raise ValueError(f'unknown subskills {bad} in the plan; the '
+                                                                 f'subskills are {sorted(known)}')
+        self.weights, self.taxonomy = weights, taxonomy
+
+    def __call__(self, obs) -> SkillTreeAction:
+        counts = allocate({s: w for s, w in self.weights.items() if w > 0}, obs.budget)
+        current, decisions = obs.forest.allocations(), []
+        for skill, subs in self.taxonomy.items():
+            if skill not in current: continue
+            deltas = {sub: counts.get(sub, 0) - n for sub, n in current[skill].items() if counts.get(sub, 0) != n}
+            if deltas: decisions.append(Exploit(skill=skill, deltas=deltas))
+            missing = [sub for sub in subs if sub not in current[skill]]
+            wanted = [i for i, sub in enumerate(missing) if counts.get(sub, 0)]
+            decisions += [Explore(skill=skill, allocation=counts.get(sub, 0))
+                          for sub in missing[:max(wanted) + 1]] if wanted else []
+        return SkillTreeAction(decisions=decisions)
+
+
 def default_plans(skills: list[str]) -> list[dict[str, float]]:
     "Each skill alone, each pair evenly, all evenly."
     return [{s: 1.0} for s in skills] + [{a: 1.0, b: 1.0} for a, b in combinations(skills, 2)] + [
@@ -48,13 +74,13 @@ def plan_label(plan: dict[str, float]) -> str:
     return 'fixed:' + '+'.join(sorted(s for s, w in plan.items() if w > 0))
 
 
-def episode(preset: str, policy, label: str, seed: int, out: Path) -> float:
-    "The test gain (points) of `policy` on `seed`, run now or read back."
-    folder = out / preset.replace('/', '-') / label / f'seed{seed}'
+def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str = 'skill-list') -> float:
+    "The test gain (points) of `policy` in `env_name` on `seed`, run now or read back."
+    folder = out / preset.replace('/', '-') / env_name / label / f'seed{seed}'
     if (folder / 'result.jsonl').exists(): res = read_jsonl(folder / 'result.jsonl', EpisodeResult)[0]
     else:
-        env = make('skill-list', preset=preset, seed_cache=out / 'seed-students')
-        if isinstance(policy, str): policy = make(f'policy:skill-list/{policy}', domain=env.domain, llm=None)
+        env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
+        if isinstance(policy, str): policy = make(f'policy:{env_name}/{policy}', domain=env.domain, llm=None)
         with torch_threads(1): res = run_episode(env, policy, folder, seed, progress=False)
     return round(100 * res.test_gain, 2)
 
@@ -67,23 +93,28 @@ if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--domain', default='code')
     p.add_argument('--preset', default='embedded')
+    p.add_argument('--env', default='skill-list', choices=['skill-list', 'skill-tree'],
+                   help='where the teachers are compared; SKILL-TREE plans split the budget over subskills')
     p.add_argument('--seeds', nargs='+', default=['1000-1001'], help='calibration seeds (>= 1000)')
-    p.add_argument('--plans', nargs='*', default=None, help='fixed plans as JSON {skill: weight}; default: '
-                   'each skill, each pair, all evenly')
+    p.add_argument('--plans', nargs='*', default=None, help='fixed plans as JSON {skill: weight} '
+                   '(SKILL-TREE: {subskill: weight}); default: each one, each pair, all evenly')
     p.add_argument('--out', default='runs/allocation-bound')
     a = p.parse_args()
     preset, seeds, out, t0 = preset_name(a.preset, a.domain), parse_seeds(a.seeds), Path(a.out), time.perf_counter()
-    skills = sorted(make('skill-list', preset=preset).domain.skills)
-    plans = [json.loads(s) for s in a.plans] if a.plans else default_plans(skills)
-    if bad := sorted({s for w in plans for s in w} - set(skills)):
-        p.error(f'unknown skills {bad} in --plans; the skills of {preset} are {skills}')
-    runs = {pol: [episode(preset, pol, pol, s, out) for s in seeds] for pol in ('with-state', 'no-state')}
-    runs |= {plan_label(w): [episode(preset, FixedPlan(w), plan_label(w), s, out) for s in seeds] for w in plans}
+    taxonomy = make(a.env, preset=preset).domain.skills
+    tree = a.env == 'skill-tree'
+    names = sorted(sub for subs in taxonomy.values() for sub in subs) if tree else sorted(taxonomy)
+    plans = [json.loads(s) for s in a.plans] if a.plans else default_plans(names)
+    if bad := sorted({s for w in plans for s in w} - set(names)):
+        p.error(f'unknown {"subskills" if tree else "skills"} {bad} in --plans; those of {preset} are {names}')
+    fixed = (lambda w: FixedTreePlan(w, taxonomy)) if tree else FixedPlan
+    runs = {pol: [episode(preset, pol, pol, s, out, a.env) for s in seeds] for pol in ('with-state', 'no-state')}
+    runs |= {plan_label(w): [episode(preset, fixed(w), plan_label(w), s, out, a.env) for s in seeds] for w in plans}
     cells = {k: summary(v) for k, v in runs.items()}
     best = max((k for k in cells if k.startswith('fixed:')), key=lambda k: cells[k]['mean_gain'])
     room = cells[best]['mean_gain'] - cells['no-state']['mean_gain']
     took = cells['with-state']['mean_gain'] - cells['no-state']['mean_gain']
-    print(json.dumps({'preset': preset, 'seeds': seeds, 'cells': cells, 'best_fixed': best,
+    print(json.dumps({'preset': preset, 'env': a.env, 'seeds': seeds, 'cells': cells, 'best_fixed': best,
                       'table': {'best_fixed': cells[best]['mean_gain'], 'with_state': cells['with-state']['mean_gain'],
                                 'no_state': cells['no-state']['mean_gain']},
                       'room': round(room, 2), 'share_of_room': round(took / room, 2) if room > 0 else None,

@@ -32,3 +32,29 @@ def test_default_plans_are_each_skill_each_pair_and_all_evenly():
     plans = bound.default_plans(['a', 'b', 'c'])
     assert len(plans) == 3 + 3 + 1 and plans[-1] == {'a': 1.0, 'b': 1.0, 'c': 1.0}
     assert bound.plan_label({'b': 1, 'a': 1, 'c': 0}) == 'fixed:a+b'
+
+
+def _tree_obs(budget: int):
+    from dataenvgym.teaching.envs import SkillTreeObservation
+    from dataenvgym.teaching.skills import SkillForest
+    forest = SkillForest.from_skills({'attribute': [], 'counting': []}).explore(
+        'attribute', ['color'], 10).explore('counting', ['count_all'], 10)
+    return SkillTreeObservation(seed=0, iteration=0, budget=budget, val_accuracy=0.5, per_skill={}, history=[0.5],
+                                skill_history=[{}], forest=forest)
+
+
+TAXONOMY = {'attribute': ['color', 'shape', 'size', 'material'], 'counting': ['count_all']}
+
+
+def test_fixed_tree_plan_explores_named_subskills_in_taxonomy_order_and_moves_the_rest():
+    from dataenvgym.teaching.envs import Exploit, Explore
+    action = bound.FixedTreePlan({'size': 1, 'count_all': 2}, TAXONOMY)(_tree_obs(90))
+    # color (there, unnamed) goes to 0; shape comes before size in the proposer's order, so it is explored at 0
+    assert action.decisions == [Exploit(skill='attribute', deltas={'color': -10}),
+                                Explore(skill='attribute', allocation=0), Explore(skill='attribute', allocation=30),
+                                Exploit(skill='counting', deltas={'count_all': 50})]
+
+
+def test_a_tree_plan_naming_an_unknown_subskill_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown subskills \\['weight'\\]"):
+        bound.FixedTreePlan({'weight': 1}, TAXONOMY)

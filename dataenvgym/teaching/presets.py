@@ -70,9 +70,10 @@ PRESETS: dict[str, Preset] = {
                         initial_allocation=5),
     'tools/embedded': Preset(
         domain='tools', settings=_SMALL_LM,
-        config=TeachingConfig(**_EMBEDDED, budget=120, val_per_subskill=25, test_per_subskill=30,
+        config=TeachingConfig(**{**_EMBEDDED, 'replay': 2.0}, budget=120, val_per_subskill=25,
+                              test_per_subskill=30,
                               seed_per_subskill={s: 5 if '+' in s else 150 for s in ToolDomain().subskills},
-                              seed_fit={'steps': 600}, fit={'steps': 200, 'warmup_steps': 20})),
+                              seed_fit={'steps': 600}, fit={'steps': 100, 'warmup_steps': 20})),
     'tools/tiny': Preset(domain='tools', subskills=['capital', 'capital+upper', 'population+mul'],
                          settings=_TINY_LM,
                          config=_TINY, initial_allocation=5),
