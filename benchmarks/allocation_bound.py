@@ -71,7 +71,10 @@ def default_plans(skills: list[str]) -> list[dict[str, float]]:
 
 
 def plan_label(plan: dict[str, float]) -> str:
-    return 'fixed:' + '+'.join(sorted(s for s, w in plan.items() if w > 0))
+    "The plan's name (and run folder): its skills, each with its weight (`x3`) unless all weigh the same."
+    used = {s: w for s, w in sorted(plan.items()) if w > 0}
+    even = len(set(used.values())) == 1
+    return 'fixed:' + '+'.join(s if even else f'{s}x{w:g}' for s, w in used.items())
 
 
 def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str = 'skill-list') -> float:

@@ -32,6 +32,7 @@ def test_default_plans_are_each_skill_each_pair_and_all_evenly():
     plans = bound.default_plans(['a', 'b', 'c'])
     assert len(plans) == 3 + 3 + 1 and plans[-1] == {'a': 1.0, 'b': 1.0, 'c': 1.0}
     assert bound.plan_label({'b': 1, 'a': 1, 'c': 0}) == 'fixed:a+b'
+    assert bound.plan_label({'b': 3, 'a': 1}) == 'fixed:ax1+bx3' != bound.plan_label({'b': 1, 'a': 1})
 
 
 def _tree_obs(budget: int):
