@@ -1,16 +1,16 @@
 """How much of the room left by the no-state control a teacher with state takes: the best fixed allocation, with hindsight.
 
 A fixed plan splits every iteration's budget over the skills in the same proportions, whatever the student does
-(`FixedPlan`; in SKILL-TREE, `FixedTreePlan` splits it over subskills, exploring each one it names in the domain's
-taxonomy order). This benchmark runs, in the given environment (`--env`, SKILL-LIST by default; VQA's preset is
-compared in SKILL-TREE) on the given seeds, the registered `with-state` and `no-state` teachers and a family of fixed
-plans (each skill alone, each pair of skills evenly, and all skills evenly, over skills or, in SKILL-TREE, subskills;
-or the ones given with `--plans`), all from the same cached seed student of each seed. The best fixed plan is the one with the
-highest mean test gain over those seeds: an upper bound found with hindsight, so run it on calibration seeds (>= 1000).
+(`FixedPlan`; in SKILL-TREE `FixedTreePlan` splits it over subskills and explores those it names in the taxonomy's
+order). This benchmark runs, in `--env` (SKILL-LIST by default; VQA's preset is compared in SKILL-TREE) on the given
+seeds, the registered `with-state` and `no-state` teachers and a family of fixed plans (each skill alone, each pair
+evenly, all evenly, over skills or, in SKILL-TREE, subskills; or the ones given with `--plans`), all from the same
+cached seed student of each seed. The best fixed plan is the one with the highest mean test gain over those seeds:
+an upper bound found with hindsight, so run it on calibration seeds (>= 1000).
 The room is best-fixed − no-state; `share_of_room` is (with-state − no-state) / room.
 
     python benchmarks/allocation_bound.py --domain vqa --env skill-tree --seeds 1000-1002 \
-        --plans '{"size": 1, "material": 1, "count_all": 1}' '{"color": 1, "shape": 1, "size": 1, "material": 1, "count_all": 1}'
+        --plans '{"size": 1, "material": 1, "count_all": 1}' '{"color": 1, "size": 1, "count_all": 1}'
     python benchmarks/allocation_bound.py --domain code --seeds 1000 1001 --plans '{"lists": 1, "loops": 1}'
 
 Prints one JSON object: per policy and plan the mean test gain (points) with its bootstrap 95% CI and the per-seed
@@ -42,7 +42,7 @@ class FixedPlan(Policy):
 
 
 class FixedTreePlan(Policy):
-    "SKILL-TREE without state: the budget split over subskills in fixed proportions `weights`, every iteration; a named subskill not in the forest yet is explored (with those before it in `taxonomy`, skill → subskills in the proposer's order)."
+    "SKILL-TREE without state: the budget over subskills in proportions `weights`; unexplored ones are explored in `taxonomy` order."
     name = 'fixed'
     def __init__(self, weights: dict[str, float], taxonomy: dict[str, list[str]]):
         known = {sub for subs in taxonomy.values() for sub in subs}
