@@ -189,7 +189,7 @@ def main():
            'noise_within_group_points': round(abs(100 * (twice[0]['reward'] - twice[1]['reward'])), 2),
            'plan_spread_points': round(float(means.max() - means.min()), 2),
            'plan_spread_sd_points': round(float(np.std(means, ddof=1)), 2),
-           'rank_corr_vs_reference': round(float(spearmanr(fast, reference).statistic), 3),
+           'rank_corr_vs_reference': round(corr(fast, reference), 3),
            'self_plans': k,
            'reference_self_corr': replayed and round(plays, 3),
            'rank_corr_vs_reference_self_plans': replayed and round(with_play0, 3),
