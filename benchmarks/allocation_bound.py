@@ -7,26 +7,29 @@ seeds, the registered `with-state` and `no-state` teachers and a family of fixed
 evenly, all evenly, over skills or, in SKILL-TREE, subskills; or the ones given with `--plans`), all from the same
 cached seed student of each seed. The best fixed plan is the one with the highest mean test gain over those seeds:
 an upper bound found with hindsight, so run it on calibration seeds (>= 1000).
-The room is best-fixed − no-state; `share_of_room` is (with-state − no-state) / room.
+The room is best-fixed − no-state; `share_of_room` is (with-state − no-state) / room. `seed-data-only` is the
+gain with no teacher data at all: the same seed student trained each iteration's steps on its seed data alone, the
+iteration best on validation kept, as for the teachers; what a teacher gains beyond it is what its data bought.
 
     python benchmarks/allocation_bound.py --domain vqa --env skill-tree --seeds 1000-1002 \
         --plans '{"size": 1, "material": 1, "count_all": 1}' '{"color": 1, "size": 1, "count_all": 1}'
     python benchmarks/allocation_bound.py --domain code --seeds 1000 1001 --plans '{"lists": 1, "loops": 1}'
 
 Prints one JSON object: per policy and plan the mean test gain (points) with its bootstrap 95% CI and the per-seed
-gains, the best fixed plan, and the table row best-fixed / with-state / no-state. Runs are kept under `--out`
-(default `runs/allocation-bound`), so an interrupted run resumes where it stopped.
+gains, the best fixed plan, and the table row best-fixed / with-state / no-state / seed-data-only. Runs are kept
+under `--out` (default `runs/allocation-bound`), so an interrupted run resumes where it stopped.
 """
 import argparse, json, time
 from itertools import combinations
 from pathlib import Path
 
-from dataenvgym.core import bootstrap_ci, read_jsonl
+from dataenvgym.core import bootstrap_ci, evaluate, read_jsonl
 from dataenvgym.registry import make
 from dataenvgym.teaching.envs import Exploit, Explore, SkillListAction, SkillPlan, SkillTreeAction
 from dataenvgym.teaching.policies import Policy, allocate
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
+
 from dataenvgym.teaching.sweep import parse_seeds, torch_threads
 
 
@@ -88,6 +91,26 @@ def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str
     return round(100 * res.test_gain, 2)
 
 
+def seed_data_only(preset: str, seed: int, out: Path, env_name: str = 'skill-list') -> float:
+    "The test gain (points) with no teacher data: each iteration's `fit` on the seed data alone, best on validation."
+    folder = out / preset.replace('/', '-') / env_name / 'seed-data-only' / f'seed{seed}'
+    if (folder / 'result.json').exists(): return json.loads((folder / 'result.json').read_text())['test_gain']
+    env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
+    with torch_threads(1):
+        env.reset(seed=seed)
+        val, test = [], []
+        for i in range(env.config.iterations + 1):
+            if i: env.student.fit(env.seed_data, from_base=env.config.from_base, progress=False, **env.config.fit)
+            val.append(evaluate(env.student, env.val, env.domain).overall)
+            test.append(evaluate(env.student, env.test, env.domain).overall)
+    best = max(range(len(val)), key=lambda i: (val[i], -i))     # as `runner.finish` picks it
+    gain = round(100 * (test[best] - test[0]), 2)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / 'result.json').write_text(json.dumps({'val': val, 'test': test, 'best_iteration': best,
+                                                    'test_gain': gain}))
+    return gain
+
+
 def summary(gains: list[float]) -> dict:
     return {'mean_gain': round(sum(gains) / len(gains), 2), 'ci': bootstrap_ci(gains), 'gains': gains}
 
@@ -113,12 +136,14 @@ if __name__ == '__main__':
     fixed = (lambda w: FixedTreePlan(w, taxonomy)) if tree else FixedPlan
     runs = {pol: [episode(preset, pol, pol, s, out, a.env) for s in seeds] for pol in ('with-state', 'no-state')}
     runs |= {plan_label(w): [episode(preset, fixed(w), plan_label(w), s, out, a.env) for s in seeds] for w in plans}
+    runs['seed-data-only'] = [seed_data_only(preset, s, out, a.env) for s in seeds]
     cells = {k: summary(v) for k, v in runs.items()}
     best = max((k for k in cells if k.startswith('fixed:')), key=lambda k: cells[k]['mean_gain'])
     room = cells[best]['mean_gain'] - cells['no-state']['mean_gain']
     took = cells['with-state']['mean_gain'] - cells['no-state']['mean_gain']
     print(json.dumps({'preset': preset, 'env': a.env, 'seeds': seeds, 'cells': cells, 'best_fixed': best,
                       'table': {'best_fixed': cells[best]['mean_gain'], 'with_state': cells['with-state']['mean_gain'],
-                                'no_state': cells['no-state']['mean_gain']},
+                                'no_state': cells['no-state']['mean_gain'],
+                                'seed_data_only': cells['seed-data-only']['mean_gain']},
                       'room': round(room, 2), 'share_of_room': round(took / room, 2) if room > 0 else None,
                       'minutes': round((time.perf_counter() - t0) / 60, 1)}))

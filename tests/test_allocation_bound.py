@@ -1,9 +1,11 @@
-"`benchmarks/allocation_bound.py`: the fixed plans its upper bound searches, checked without training anything."
+"`benchmarks/allocation_bound.py`: the fixed plans its upper bound searches, and the control with no teacher data."
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
 
+from dataenvgym.registry import lookup
 from dataenvgym.teaching.envs import SkillListObservation
 
 _spec = importlib.util.spec_from_file_location(
@@ -59,3 +61,24 @@ def test_fixed_tree_plan_explores_named_subskills_in_taxonomy_order_and_moves_th
 def test_a_tree_plan_naming_an_unknown_subskill_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown subskills \\['weight'\\]"):
         bound.FixedTreePlan({'weight': 1}, TAXONOMY)
+
+
+def test_seed_data_only_trains_on_seed_data_alone_and_keeps_the_best_on_validation(tmp_path, monkeypatch):
+    from dataenvgym.students.tiny import TinyLM
+    fits, fit = [], TinyLM.fit
+    def recording_fit(self, data, *args, **kwargs):
+        fits.append((len(data), {d.source for d in data}, kwargs.get('from_base')))
+        return fit(self, data, *args, **kwargs)
+    monkeypatch.setattr(TinyLM, 'fit', recording_fit)
+    gain = bound.seed_data_only('math/tiny', 0, tmp_path)
+    # the seed student, then one fit an iteration on the same seed data, from base or not as the preset trains
+    from_base = lookup('preset', 'math/tiny').config.from_base
+    assert len(fits) == 3 and fits[1] == fits[2] == (fits[0][0], {'seed'}, from_base)
+    folder = tmp_path / 'math-tiny' / 'skill-list' / 'seed-data-only' / 'seed0'
+    record = json.loads((folder / 'result.json').read_text())
+    assert len(record['val']) == len(record['test']) == 3                 # the start and math/tiny's two iterations
+    best = record['best_iteration']
+    assert record['val'][best] == max(record['val']) and best == record['val'].index(max(record['val']))
+    assert gain == record['test_gain'] == round(100 * (record['test'][best] - record['test'][0]), 2)
+    monkeypatch.setattr(bound, 'make', lambda *a, **k: pytest.fail('read back, not rerun'))
+    assert bound.seed_data_only('math/tiny', 0, tmp_path) == gain
