@@ -8,7 +8,7 @@ alone. A setup in which every plan earns about the same, within the seed-to-seed
 whatever its settings.
 
     python benchmarks/plan_rewards.py --setup small --seeds 1000-1003       # teaching.train's teacher_env('small')
-    python benchmarks/plan_rewards.py --setup math/embedded --seeds 1000-1002
+    python benchmarks/plan_rewards.py --setup math/undertrained-seed --seeds 1000-1002
 
 Prints one JSON object: per plan the rewards per seed, their mean and bootstrap 95% CI, and `spread` (best mean minus
 worst mean) beside `noise` (the mean over plans of the standard deviation across seeds; none for one seed).
@@ -18,7 +18,7 @@ Measured on this project's 2-core machine, two torch threads, nothing else runni
 - `small` (3.5 s a step): even split +5.3, no-state +4.5, with-state +3.5, modular arithmetic alone +2.5, each other
   skill alone -0.8 to -0.5; spread 6.0 against a noise of 3.0. The plans the SFT start writes (with-state and no-state
   mixtures) earn the same within the noise: there is little for GRPO to tell apart (it changed no greedy plan there).
-- `math/embedded` (13.6 s a step): addition alone +8.0, subtraction alone +6.7, with-state +5.5, even split +2.2,
+- `math/undertrained-seed` (13.6 s a step): addition alone +8.0, subtraction alone +6.7, with-state +5.5, even split +2.2,
   no-state +1.0, multiplication alone -7.8, fractions alone -9.3; spread 17.3 against a noise of 4.2.
 """
 import argparse, json, time
@@ -43,7 +43,8 @@ def plans_for(obs) -> dict[str, SkillListAction]:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--setup', default='small', help="teaching.train's setup (small, tiny) or a registered preset (math/embedded)")
+    p.add_argument('--setup', default='small', help="teaching.train's setup (small, tiny) or a registered preset "
+                   "(math/undertrained-seed)")
     p.add_argument('--seeds', default='1000-1003')
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--seed-cache', default='runs/plan-rewards/seed-students')

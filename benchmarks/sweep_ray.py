@@ -1,14 +1,14 @@
 """The same sweep, one episode after another and as Ray tasks on this machine: equal numbers, and the wall-time ratio.
 
     python benchmarks/sweep_ray.py                                  # math/tiny, every environment, seeds 0-3
-    python benchmarks/sweep_ray.py --preset math/embedded --envs skill-list --seeds 0-1
+    python benchmarks/sweep_ray.py --preset math/undertrained-seed --envs skill-list --seeds 0-1
 
 Both runs use one torch thread per episode (so their numbers can be equal); the sequential run keeps one core busy, the
 Ray run one task per core. Each run starts from an empty folder (its seed students trained anew). Run it with nothing
 else on the machine. Prints one JSON object: the seconds of each run (Ray's including its start-up), `speedup`
 (sequential / Ray), and whether every episode's numbers agree.
 
-Measured on this project's 2-core machine with nothing else running (2026-12-02), `--preset math/embedded --envs
+Measured on this project's 2-core machine with nothing else running (2026-12-02), `--preset math/undertrained-seed --envs
 skill-list --seeds 0-1` (4 episodes): sequential 254.0 s, Ray 138.3 s (7.8 s of it starting Ray), 1.84x; every
 episode's numbers the same.
 """

@@ -2,7 +2,7 @@
 validation gain as the reward) and compare it with its SFT start, the with-state heuristic and the no-state control
 on held-out seeds, paired, with bootstrap 95% intervals.
 
-    python benchmarks/teacher_grpo.py                         # the defaults: math/embedded, about 95 min on 2 cores
+    python benchmarks/teacher_grpo.py                         # the defaults: math/undertrained-seed, about 95 min on 2 cores
     python benchmarks/teacher_grpo.py --eval-sampled          # also both models sampling at --temperature (the policy GRPO trains)
     python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
     python benchmarks/teacher_grpo.py --eval-seeds 0-9 --out DIR --json     # train into DIR (or reuse the run there), evaluate
@@ -108,7 +108,7 @@ torch thread with another job on the other core:
   enough to change an argmax), grpo − with-state −1.8 [−4.1, −0.2] (test), −2.2 [−5.9, +0.1] (validation), grpo −
   no-state 0.0 [−2.2, +1.6]; 2 of 24 greedy replies refused. The SFT start's greedy plans differed from the first run's
   (same warm-up file, same loss curve to four digits): compare teachers within one run.
-- In math/embedded, where one step tells plans apart (`plan_rewards.py`: spread 17 points, noise 4), two torch threads,
+- In math/undertrained-seed, where one step tells plans apart (`plan_rewards.py`: spread 17 points, noise 4), two torch threads,
   nothing else running (2026-12-02): `--free --train-seeds 1000-1005 --warmup-iterations 2 --grpo-steps 14`: 24 warm-up
   chats, SFT loss 4.51 -> 0.03; 14.7 s per environment step, 17.5 s per GRPO step. GRPO paid -0.6, +7.5, -6.6, -0.9
   points over its first four steps, moving plans toward addition and subtraction (the best plan, +16.5, gave them 840 of
@@ -233,7 +233,8 @@ def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--setup', default='math/embedded', help="teaching.train's setup (small, tiny) or a registered preset (math/embedded)")
+    p.add_argument('--setup', default='math/undertrained-seed',
+                   help="teaching.train's setup (small, tiny) or a registered preset (math/undertrained-seed)")
     p.add_argument('--eval-iterations', type=int, default=1, help="iterations of an evaluation episode (0: the setup's)")
     p.add_argument('--train-seeds', default='1000-1015', help='warm-up and GRPO seeds, e.g. 1000-1019')
     p.add_argument('--eval-seeds', default='0-9', help='held-out seeds, e.g. 0-9 (never trained on)')

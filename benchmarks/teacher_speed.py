@@ -2,7 +2,7 @@
 (`teaching.fast.GroupStep`: a group's students trained as one batched model, common random numbers, teacher-forced
 grading) against the reference step (`TeachingEnv.step`, one plan at a time), on the same plans from one seed student.
 
-    python benchmarks/teacher_speed.py --json                   # math/embedded, seed 1000, 50 plans, groups of 8 (20-45 min: the reference, twice)
+    python benchmarks/teacher_speed.py --json                   # math/undertrained-seed, seed 1000, 50 plans, groups of 8 (20-45 min: the reference, twice)
 
 Measures, on `--seed` (a calibration seed, never a held-out one):
 - `env_step_s`: seconds per plan of the fast step, amortised over groups of `--group-size` plans (the mean over the
@@ -30,7 +30,7 @@ Measures, on `--seed` (a calibration seed, never a held-out one):
 Prints one JSON object (with `--json`; else a summary), also written to `--out/result-STEPS-BATCH.json`. `--grade`
 picks the fast step's grade (`answer_prob`, the default, or `accuracy`).
 
-Measured (issue 37, 2026-12-04; math/embedded, seed 1000, two threads, one job at a time; 48 of the 50 plans, the
+Measured (issue 37, 2026-12-04; math/undertrained-seed, seed 1000, two threads, one job at a time; 48 of the 50 plans, the
 reference cached from earlier runs of this file, one reference step 22 s):
 - the reference against itself: Spearman 0.85 on 20 plans, 2.1 points of noise per plan; a linear model in the budget
   shares explains 80% of its variance on the 48 (residual 2.2 points: that noise). 0.85, not 1, is the ceiling;
@@ -148,7 +148,7 @@ def grpo_seconds(env, seed: int, size: int, steps: int, out: Path, fit: dict, gr
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--setup', default='math/embedded')
+    p.add_argument('--setup', default='math/undertrained-seed')
     p.add_argument('--seed', type=int, default=1000, help='a calibration seed (>= 1000)')
     p.add_argument('--plans', type=int, default=50)
     p.add_argument('--group-size', type=int, default=8)

@@ -57,15 +57,26 @@ _SMALL_LM = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch
 _EMBEDDED = dict(iterations=3, from_base=False, replay=1.0)
 
 # %% ../../nbs/37_teaching.presets.ipynb #57aa9adf
+_MATH = Preset(
+    subskills=['add_2digit', 'sub_2digit', 'mul_2x2digit', 'frac_add'],
+    settings=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
+    config=TeachingConfig(**{**_EMBEDDED, 'replay': 0.5}, budget=1000, val_per_subskill=50,
+                          test_per_subskill=100,
+                          seed_per_subskill={'add_2digit': 300, 'sub_2digit': 300,
+                                             'mul_2x2digit': 0, 'frac_add': 0},
+                          seed_fit={'steps': 3000}, fit={'steps': 600}))
+
+# math/embedded until 2026-12-05: ten times the seed data, its student stopped at 800 steps, so that
+# training on the seed data alone gains more than any teacher; `teaching.train` and `teaching.fast` were
+# measured on it
+_MATH_UNDERTRAINED = _MATH.model_copy(update={'config': _MATH.config.model_copy(update={
+    'seed_per_subskill': {'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
+    'seed_fit': {'steps': 800}})})
+
+# %% ../../nbs/37_teaching.presets.ipynb #834b4c82
 PRESETS: dict[str, Preset] = {
-    'math/embedded': Preset(
-        subskills=['add_2digit', 'sub_2digit', 'mul_2x2digit', 'frac_add'],
-        settings=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
-        config=TeachingConfig(**{**_EMBEDDED, 'replay': 0.5}, budget=1000, val_per_subskill=50,
-                              test_per_subskill=100,
-                              seed_per_subskill={'add_2digit': 3000, 'sub_2digit': 3000,
-                                                 'mul_2x2digit': 0, 'frac_add': 0},
-                              seed_fit={'steps': 800}, fit={'steps': 600})),
+    'math/embedded': _MATH,
+    'math/undertrained-seed': _MATH_UNDERTRAINED,
     'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY,
                         initial_allocation=5),
     'tools/embedded': Preset(
