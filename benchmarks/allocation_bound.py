@@ -29,7 +29,6 @@ from dataenvgym.teaching.envs import Exploit, Explore, SkillListAction, SkillPla
 from dataenvgym.teaching.policies import Policy, allocate
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
-
 from dataenvgym.teaching.sweep import parse_seeds, torch_threads
 
 
@@ -80,9 +79,14 @@ def plan_label(plan: dict[str, float]) -> str:
     return 'fixed:' + '+'.join(s if even else f'{s}x{w:g}' for s, w in used.items())
 
 
+def run_folder(out: Path, preset: str, env_name: str, label: str, seed: int) -> Path:
+    "Where a policy's (or the control's) episode on `seed` is kept."
+    return out / preset.replace('/', '-') / env_name / label / f'seed{seed}'
+
+
 def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str = 'skill-list') -> float:
     "The test gain (points) of `policy` in `env_name` on `seed`, run now or read back."
-    folder = out / preset.replace('/', '-') / env_name / label / f'seed{seed}'
+    folder = run_folder(out, preset, env_name, label, seed)
     if (folder / 'result.jsonl').exists(): res = read_jsonl(folder / 'result.jsonl', EpisodeResult)[0]
     else:
         env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
@@ -93,14 +97,14 @@ def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str
 
 def seed_data_only(preset: str, seed: int, out: Path, env_name: str = 'skill-list') -> float:
     "The test gain (points) with no teacher data: each iteration's `fit` on the seed data alone, best on validation."
-    folder = out / preset.replace('/', '-') / env_name / 'seed-data-only' / f'seed{seed}'
+    folder = run_folder(out, preset, env_name, 'seed-data-only', seed)
     if (folder / 'result.json').exists(): return json.loads((folder / 'result.json').read_text())['test_gain']
     env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
     with torch_threads(1):
-        env.reset(seed=seed)
-        val, test = [], []
-        for i in range(env.config.iterations + 1):
-            if i: env.student.fit(env.seed_data, from_base=env.config.from_base, progress=False, **env.config.fit)
+        env.reset(seed=seed)                                   # evaluates the seed student on validation
+        val, test = [env.state.history[-1]], [evaluate(env.student, env.test, env.domain).overall]
+        for _ in range(env.config.iterations):
+            env.student.fit(env.seed_data, from_base=env.config.from_base, progress=False, **env.config.fit)
             val.append(evaluate(env.student, env.val, env.domain).overall)
             test.append(evaluate(env.student, env.test, env.domain).overall)
     best = max(range(len(val)), key=lambda i: (val[i], -i))     # as `runner.finish` picks it
