@@ -223,15 +223,23 @@ def _grading_problem(domain: Domain, g: Generated) -> str | None:
     try: return None if domain.grade(g.task, g.datum.response).correct else 'wrong answer'
     except Exception: return 'grading failed'   # one bad datum is rejected; the episode goes on
 
+def _grading_problems(domain: Domain, generated: Sequence[Generated]) -> list[str | None]:
+    "`_grading_problem` of each datum, graded together by `domain.grade_many` (in parallel where the domain can, e.g. code)."
+    try: attempts = domain.grade_many([g.task for g in generated], [g.datum.response for g in generated])
+    except Exception: return [_grading_problem(domain, g) for g in generated]   # one at a time, to find which failed
+    return [None if a.correct else 'wrong answer' for a in attempts]
+
 # %% ../../nbs/31_teaching.envs.ipynb #297a15b9
 def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: set[str],
                   known: set[str] = frozenset(),
                   log: list[dict] | None = None) -> tuple[list[Datum], dict[str, int]]:
     "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest (each in `log`, if given)."
+    exam = [domain.key(g.task) in exam_prompts for g in generated]
+    graded = [g for g, e in zip(generated, exam) if not e and g.datum.id not in known]
+    problems = dict(zip(map(id, graded), _grading_problems(domain, graded)))
     kept, rejected, seen = [], {}, set(known)
-    for g in generated:
-        reason = ('exam prompt' if domain.key(g.task) in exam_prompts else 'duplicate' if g.datum.id in seen
-                  else _grading_problem(domain, g))
+    for g, e in zip(generated, exam):
+        reason = 'exam prompt' if e else 'duplicate' if g.datum.id in seen else problems[id(g)]
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
         if reason and log is not None: log.append({'reason': reason, 'prompt': g.datum.prompt,
