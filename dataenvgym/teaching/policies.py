@@ -23,12 +23,12 @@ __all__ = ['teachability', 'allocate', 'skill_histories', 'uniform_counts', 'Pol
            'tree_action', 'SkillTreeTeacher', 'SkillTreeRandom']
 
 # %% ../../nbs/33_teaching.policies.ipynb #f8ee3061
-def teachability(history: Sequence[float], floor: float = 0.05, mastered: float = 0.95) -> float:
+def teachability(history: Sequence[float], floor: float = 0.05, mastered: float = 0.95, ramp: float = 0.25) -> float:
     "How much a skill with this validation-accuracy history stands to gain from more data."
     a = history[-1]
     if a >= mastered: return floor
     progress = max(0.0, history[-1] - history[-2]) if len(history) > 1 else 0.0
-    return floor + a * (1 - a) + progress
+    return floor + (1 - a) * min(1.0, a / ramp) + progress
 
 def allocate(weights: dict[str, float], budget: int) -> dict[str, int]:
     "Split `budget` in proportion to `weights` (largest remainders), so the counts sum to `budget` exactly."
