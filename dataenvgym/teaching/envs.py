@@ -235,11 +235,11 @@ def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: 
                   log: list[dict] | None = None) -> tuple[list[Datum], dict[str, int]]:
     "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest (each in `log`, if given)."
     exam = [domain.key(g.task) in exam_prompts for g in generated]
-    graded = [g for g, e in zip(generated, exam) if not e and g.datum.id not in known]
-    problems = dict(zip(map(id, graded), _grading_problems(domain, graded)))
+    to_grade = [i for i, g in enumerate(generated) if not exam[i] and g.datum.id not in known]
+    problems = dict(zip(to_grade, _grading_problems(domain, [generated[i] for i in to_grade])))
     kept, rejected, seen = [], {}, set(known)
-    for g, e in zip(generated, exam):
-        reason = 'exam prompt' if e else 'duplicate' if g.datum.id in seen else problems[id(g)]
+    for i, g in enumerate(generated):
+        reason = 'exam prompt' if exam[i] else 'duplicate' if g.datum.id in seen else problems[i]
         if reason: rejected[reason] = rejected.get(reason, 0) + 1
         else: kept.append(g.datum); seen.add(g.datum.id)
         if reason and log is not None: log.append({'reason': reason, 'prompt': g.datum.prompt,
