@@ -204,16 +204,22 @@ def seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
     return {s: n.get(s, 0) for s in domain.subskills}
 
 # %% ../../nbs/31_teaching.envs.ipynb #433e5847
+def _fresh_tasks(domain: Domain, subskill: str, n: int, taken: set[str], seed: int) -> list[Task]:
+    "The first `n` distinct tasks of `subskill` whose `domain.key` is not `taken`, from a seeded draw that grows until it has them."
+    for m in ((3 * n + 50) * 2**k for k in range(4)):   # each draw extends the last: same seed, same first tasks
+        drawn = domain.tasks(m, subskill=subskill, seed=seed)
+        fresh = list({domain.key(t): t for t in drawn if domain.key(t) not in taken}.values())[:n]
+        if len(fresh) == n: return fresh
+    raise ValueError(f'{subskill} has {len(fresh)} distinct prompts besides the exam in {m} draws, too few for '
+                     f'{n} seed examples; ask for fewer seed or exam tasks of it')
+
 def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[str, list[Task]]:
     "Disjoint seed-train, validation and test tasks for an episode (no question, by `domain.key`, in two of them)."
     k = len(domain.subskills)
     split = domain.splits(0, config.val_per_subskill * k, config.test_per_subskill * k, seed=seed)
     taken, train = {domain.key(t) for t in split['val'] + split['test']}, []
     for sub, n in seed_counts(domain, config).items():
-        drawn = domain.tasks(3 * n + 50, subskill=sub, seed=stable_seed(seed, 'seed data', sub))
-        fresh = list({domain.key(t): t for t in drawn if domain.key(t) not in taken}.values())[:n]
-        if len(fresh) < n: raise ValueError(f'{sub} has too few distinct prompts for {n} seed examples '
-                                            f'besides the exam')
+        fresh = _fresh_tasks(domain, sub, n, taken, stable_seed(seed, 'seed data', sub))
         train += fresh; taken |= {domain.key(t) for t in fresh}
     return {**split, 'train': train}
 
