@@ -90,8 +90,8 @@ PRESETS: dict[str, Preset] = {
                          config=_TINY, initial_allocation=5),
     'code/embedded': Preset(
         domain='code', subskills=['list_map', 'str_transform', 'sorting', 'accumulate'], settings=_SMALL_LM,
-        config=TeachingConfig(**{**_EMBEDDED, 'replay': 3.0}, budget=200, val_per_subskill=25,
-                              test_per_subskill=40,
+        config=TeachingConfig(**{**_EMBEDDED, 'replay': 3.0}, budget=200, val_per_subskill=40,
+                              test_per_subskill=80,
                               seed_per_subskill={'list_map': 60, 'str_transform': 60, 'sorting': 300,
                                                  'accumulate': 300},
                               seed_fit={'steps': 1200}, fit={'steps': 200, 'warmup_steps': 20, 'lr': 1e-3})),
