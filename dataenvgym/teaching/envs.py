@@ -40,7 +40,7 @@ from dataenvgym.teaching.skills import (
 __all__ = ['DataSpec', 'Generated', 'Engine', 'Failure', 'TeachingObservation', 'OpenEndedObservation', 'SkillListObservation',
            'SkillTreeObservation', 'OpenEndedAction', 'SkillPlan', 'SkillListAction', 'Explore', 'Exploit',
            'SkillTreeAction', 'ValidationGain', 'DataCost', 'default_reward', 'TeachingConfig', 'TeachingState',
-           'seed_counts', 'episode_splits', 'quality_check', 'quiet_transformers', 'stable_seed', 'TeachingEnv',
+           'seed_counts', 'stable_seed', 'episode_splits', 'quality_check', 'quiet_transformers', 'TeachingEnv',
            'OpenEndedEnv', 'spread_evenly', 'SkillListEnv', 'SkillTreeEnv']
 
 # %% ../../nbs/31_teaching.envs.ipynb #c313c3a3
@@ -203,6 +203,11 @@ def seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
     for s in n: check_choice(s, domain.subskills, 'subskill')
     return {s: n.get(s, 0) for s in domain.subskills}
 
+# %% ../../nbs/31_teaching.envs.ipynb #5eed5eed
+def stable_seed(*parts: Any) -> int:
+    "A 32-bit seed derived from `parts` (so iteration k's randomness does not depend on earlier iterations)."
+    return int(stable_id(*parts, n=8), 16)
+
 # %% ../../nbs/31_teaching.envs.ipynb #433e5847
 def _fresh_tasks(domain: Domain, subskill: str, n: int, taken: set[str], seed: int) -> list[Task]:
     "The first `n` distinct tasks of `subskill` whose `domain.key` is not `taken`, from a seeded draw that grows until it has them."
@@ -262,10 +267,6 @@ def quiet_transformers():
     try: yield
     finally:
         if was: hf_logging.enable_progress_bar()
-
-def stable_seed(*parts: Any) -> int:
-    "A 32-bit seed derived from `parts` (so iteration k's randomness does not depend on earlier iterations)."
-    return int(stable_id(*parts, n=8), 16)
 
 # %% ../../nbs/31_teaching.envs.ipynb #6dda9c2d
 class TeachingEnv:
