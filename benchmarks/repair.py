@@ -1,13 +1,13 @@
 """Benchmark the data-repair environment's baseline agents.
 
-    python benchmarks/repair.py --tasks task_4_expert --agents random,submit,reader,greedy,exhaustive,oracle --seeds 0:40 --json
+    python benchmarks/repair.py --tasks task_4_expert --agents random,submit,reader,greedy,inspector,exhaustive,oracle --seeds 0:40 --json
     python benchmarks/repair.py --agents random,submit,heuristic,oracle --seeds 50 --start 0
 
 With `--json` it prints `{"tasks": {TASK: {"clean_accuracy", "corrupt_accuracy", "agents": {AGENT: {"success",
 "ci", "mean_return"}}}}}`: per task the mean held-out accuracy of the model trained on the clean and on the corrupted
 rows, and per agent the success rate with its Wilson 95% interval and the mean return. `--seeds START:COUNT` names the
-seeds. An agent is any name in `BASELINES` (random, submit, heuristic, reader, greedy, exhaustive, oracle; the
-exhaustive agent plays with the `UNLIMITED` limits: no step budget, no validate cap) or a trained agent's run folder
+seeds. An agent is any name in `BASELINES` (random, submit, heuristic, reader, greedy, inspector, exhaustive,
+oracle; the exhaustive agent plays with the `UNLIMITED` limits: no step budget, no validate cap) or a trained agent's run folder
 (its `grpo` model, else its `sft` one, played greedily).
 
 Without `--json` (the older report):

@@ -1,4 +1,4 @@
-"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, greedy search, exhaustive search, oracle) and an episode runner.
+"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, greedy search, a site inspector, exhaustive search, oracle) and an episode runner.
 
 Docs: https://dataenvgym.github.io/dataenvgym/repair.agents.html.md"""
 
@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.agents.html.md"""
 
 # %% ../../nbs/43_repair.agents.ipynb #3d9d52b4
 from __future__ import annotations
-import time
+import re, time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 import numpy as np
@@ -18,7 +18,7 @@ from ..plotting import plot_style
 # %% auto #0
 __all__ = ['SOURCE', 'ROW_DROPPING', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'fix_kind',
            'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'PathAgent',
-           'exhaustive_path', 'compare_agents', 'plot_comparison']
+           'exhaustive_path', 'site_agreement', 'InspectorAgent', 'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -216,6 +216,40 @@ def exhaustive_path(task: str, seed: int) -> list[tuple[str, int]]:
     agent = ExhaustiveAgent()
     play_episode(RepairEnv(task, limits=UNLIMITED), agent, seed)
     return agent.path
+
+# %% ../../nbs/43_repair.agents.ipynb #67bb3fbb
+def site_agreement(obs: RepairObservation) -> dict[int, float]:
+    "Each site's label agreement (0–1) with a model of the other sites, read from an `inspect_groups` reply."
+    found = re.findall(r'site (\d+): .*?other sites (\d+)%', obs.response)
+    return {int(s): int(a) / 100 for s, a in found}
+
+def _on_show(obs: RepairObservation, op: str, **args) -> list[dict]:
+    "The recommendations on show of fix `op` whose arguments include `args`."
+    return [r for r in obs.metadata.get('recommendations', []) if r['op'] == op
+            and all(r['args'].get(k) == v for k, v in args.items())]
+
+# %% ../../nbs/43_repair.agents.ipynb #b5d73946
+class InspectorAgent(Scripted):
+    "Undoes the largest unit ratio, cleans, relabels the sites whose labels the others' model disagrees with; one validate."
+    cleaning = (('coerce_numeric', {}), ('drop_duplicates', {}), ('impute', {'strategy': 'knn'}))
+    def __init__(self, threshold: float = 0.6, relabels: int = 2):
+        self.threshold, self.relabels = threshold, relabels
+    def plan(self, obs):
+        sites = 'inspect_groups' in commands_for(obs.metadata['task'])
+        if sites and (scales := _on_show((yield 'inspect_groups'), 'rescale')):
+            largest = max(scales, key=lambda r: abs(np.log10(r['args']['factor'])))
+            yield f"apply {largest['n']}"
+        obs = yield 'query_cleaner'
+        for op, args in self.cleaning:
+            while fix := _on_show(obs, op, **args):
+                if (yield f"apply {fix[0]['n']}").metadata.get('error'): break
+                obs = yield 'query_cleaner'
+        for _ in range(self.relabels if sites else 0):
+            agree = site_agreement(obs := (yield 'inspect_groups'))
+            worst = min(agree, key=agree.get, default=None)
+            if worst is None or agree[worst] >= self.threshold: break
+            yield f"apply {_on_show(obs, 'relabel_site', site=worst)[0]['n']}"
+        yield 'validate'
 
 # %% ../../nbs/43_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,

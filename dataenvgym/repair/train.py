@@ -21,8 +21,8 @@ from ..lm import (GRPOSettings, Generate, ReplyTrie, SFTSettings, agent_messages
                            encode, grpo_train, length_report, pretrained_agent, render, sample_commands,
                            sample_replies, save_agent, sft_train, tiny_agent)
 from ..plotting import plot_style
-from .agents import (Agent, ExhaustiveAgent, GreedyAgent, HeuristicAgent, OracleAgent,
-                                      PathAgent, RandomAgent, ReaderAgent, SubmitAgent, exhaustive_path,
+from .agents import (Agent, ExhaustiveAgent, GreedyAgent, HeuristicAgent, InspectorAgent,
+                                      OracleAgent, PathAgent, RandomAgent, ReaderAgent, SubmitAgent, exhaustive_path,
                                      compare_agents, plot_comparison)
 from .curriculum import Curriculum
 from .env import ALL_COMMANDS, RepairEnv, RepairObservation, commands_for
@@ -103,7 +103,8 @@ def record_episode(env: RepairEnv, agent: Agent, seed: int,
 # %% ../../nbs/46_repair.train.ipynb #4a697493
 BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: SubmitAgent(),
              'heuristic': lambda seed: HeuristicAgent(), 'reader': lambda seed: ReaderAgent(),
-             'greedy': lambda seed: GreedyAgent(), 'exhaustive': lambda seed: ExhaustiveAgent(),
+             'greedy': lambda seed: GreedyAgent(), 'inspector': lambda seed: InspectorAgent(),
+             'exhaustive': lambda seed: ExhaustiveAgent(),
              'oracle': lambda seed: OracleAgent()}
 
 def _tasks(tasks: str | Sequence[str]) -> list[str]: return [tasks] if isinstance(tasks, str) else list(tasks)
@@ -572,7 +573,8 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
                                curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['exhaustive'],
                                warmup_seeds=(2000, 2040), grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
                                calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert', 'task_2_medium'],
-                               baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'oracle'],
+                               baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'inspector',
+                                          'oracle'],
                                max_turns=24, constrained=True, success_bonus=1.0,
                                sft=SFTSettings(epochs=20, max_length=3072),
                                # the five GRPO runs behind these settings: below the config tests
