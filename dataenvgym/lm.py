@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util, json, os, tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 import torch
@@ -317,6 +317,8 @@ class GRPOSettings(BaseModel):
     lora_r: int | None = None
     lora_alpha: int = 32
     gradient_checkpointing: bool = False
+    # advantages divided by the std of each group's rewards (TRL's default), of the batch's, or not at all
+    scale_rewards: Literal['group', 'batch', 'none'] = 'group'
     seed: int = 0
 
 # %% ../nbs/06_lm.ipynb #29ccae09
@@ -339,6 +341,7 @@ def _grpo_config(s: GRPOSettings, out: str, max_length: int, progress: bool):
         num_generations=s.num_generations,
         learning_rate=s.lr,
         beta=s.beta,
+        scale_rewards=s.scale_rewards,
         temperature=s.temperature,
         top_k=0,
         top_p=1.0,

@@ -169,6 +169,7 @@ class Rollout:
     success: bool = False
     accuracy: float = float('nan')
     env_seconds: float = 0.0        # time spent in the environment's steps
+    truncated: bool = False         # the harness submitted it (turns or context spent)
 
     @property
     def ret(self) -> float: return float(sum(self.rewards))
@@ -194,9 +195,9 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
         r.prompt_ids = encode(tokenizer, render(tokenizer, r.messages(system), True))
         envs.append(env); rolls.append(r)
     for turn in range(max_turns):
-        for r in rolls:     # a chat that would outgrow the context ends here, unsubmitted (never truncated)
-            if max_length and len(r.prompt_ids) + len(r.completion_ids) + max_new_tokens > max_length:
-                r.done = True
+        for r, env in zip(rolls, envs):     # a chat that would outgrow the context ends here (never truncated)
+            if not r.done and max_length and len(r.prompt_ids) + len(r.completion_ids) + max_new_tokens > max_length:
+                _close(r, env)
         live = [i for i, r in enumerate(rolls) if not r.done]
         for s in range(0, len(live), batch_size):
             idx = live[s:s + batch_size]
@@ -206,6 +207,15 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
     return rolls
 
 # %% ../../nbs/46_repair.train.ipynb #7f302e79
+def _close(r: Rollout, env: RepairEnv) -> None:
+    "End `r`; one the harness stops (turns or context spent) is submitted as it stands, as a spent budget is."
+    if not env.state.done:
+        t0 = time.perf_counter()
+        r.rewards.append(env.step('submit').reward or 0.0); r.truncated = True
+        r.env_seconds += time.perf_counter() - t0
+    r.done, r.success = True, bool(env.state.success)
+    if env.state.final_accuracy is not None: r.accuracy = env.state.final_accuracy
+
 def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str, last: bool,
              mask: list[int] | None = None) -> None:
     "Append the generated command, step the environment, and append its reply (masked out) unless it is over."
@@ -220,10 +230,7 @@ def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str,
     obs = env.step(command)
     r.env_seconds += time.perf_counter() - t0
     r.rewards.append(obs.reward or 0.0)
-    if obs.done or last:
-        r.done, r.success = True, bool(env.state.success)
-        if env.state.final_accuracy is not None: r.accuracy = env.state.final_accuracy
-        return
+    if obs.done or last: return _close(r, env)
     r.observations.append(observation_text(obs))
     after = render(tokenizer, r.messages(system), True)
     if not after.startswith(before):
@@ -324,7 +331,7 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
                           temperature=trainer.temperature)
     rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed,
              'return': r.ret,
-             'success': r.success, 'commands': r.commands,
+             'success': r.success, 'commands': r.commands, 'truncated': r.truncated,
              'env_seconds': round(r.env_seconds, 4)} for r in rolls]
     # the level changes only between calls: a group plays one episode
     for r in rolls if self.curriculum else []:
