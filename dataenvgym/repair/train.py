@@ -196,8 +196,8 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
         envs.append(env); rolls.append(r)
     for turn in range(max_turns):
         for r, env in zip(rolls, envs):     # a chat that would outgrow the context ends here (never truncated)
-            if not r.done and max_length and len(r.prompt_ids) + len(r.completion_ids) + max_new_tokens > max_length:
-                _close(r, env)
+            grown = len(r.prompt_ids) + len(r.completion_ids) + max_new_tokens
+            if not r.done and max_length and grown > max_length: _close(r, env)
         live = [i for i, r in enumerate(rolls) if not r.done]
         for s in range(0, len(live), batch_size):
             idx = live[s:s + batch_size]
