@@ -78,10 +78,11 @@ class RepairToolEnv:
     "A TRL `environment_factory` environment: `reset(task=, seed=, **row)`, the tool `command`, `get_reward()`."
     def __init__(self, task: str = 'task_0_tutorial', max_turns: int = 12):
         self.env, self.max_turns, self.rewards, self.obs = RepairEnv(task), max_turns, [], None
+        self.truncated = False          # submitted by `get_reward`, not by the agent
 
     def reset(self, task: Optional[str] = None, seed: int = 0, **row: Any) -> str:
         "Start the row's episode; its first observation, for the prompt."
-        self.obs, self.rewards = self.env.reset(seed=int(seed), task=task), []
+        self.obs, self.rewards, self.truncated = self.env.reset(seed=int(seed), task=task), [], False
         return observation_text(self.obs)
 
     def command(self, message: str) -> str:
@@ -100,7 +101,10 @@ class RepairToolEnv:
         return observation_text(self.obs)
 
     def get_reward(self) -> float:
-        "The episode's return so far: the sum of its step rewards."
+        "The episode's return; an episode still open (the trainer stopped it) is first submitted as it stands."
+        if self.obs is not None and not self.obs.done:
+            self.obs, self.truncated = self.env.step('submit'), True
+            self.rewards.append(float(self.obs.reward or 0.0))
         return float(sum(self.rewards))
 
 # %% ../../nbs/48_repair.gym.ipynb #a0666c1c
