@@ -33,7 +33,7 @@ __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observat
            'record_rollouts', 'observation_only', 'warmup_dataset', 'Rollout', 'play_episodes', 'command_replies',
            'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training', 'evaluate_agent', 'success_rates',
            'agent_summary', 'paired_difference', 'eval_summary', 'eval_table', 'command_usage', 'usage_table',
-           'TrainConfig', 'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
+           'first_divergence', 'TrainConfig', 'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -492,6 +492,20 @@ def usage_table(usage: dict) -> str:
         for agent, counts in agents.items():
             lines.append(f'| {task} | {agent} | ' + ' | '.join(f"{counts.get(w, 0):g}" for w in words) + ' |')
     return '\n'.join(lines)
+
+# %% ../../nbs/46_repair.train.ipynb #16bf7d68
+def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | None = None) -> dict | None:
+    "The first turn where an evaluated episode (`task`, `seed`, `commands`) and baseline `reference` on its seed send different commands; None if they never do."
+    env = env or RepairEnv()
+    ref = record_episode(env, BASELINES[reference](row['seed']), row['seed'], row['task'], reference)
+    mine, theirs = [c.strip() for c in row['commands']], ref.commands
+    turn = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+    if turn == len(mine) == len(theirs): return None
+    at = lambda cmds: cmds[turn] if turn < len(cmds) else None     # None: that episode had ended
+    return {'task': row['task'], 'seed': row['seed'], 'turn': turn,
+            'observation': ref.observations[turn] if turn < len(ref.observations) else None,
+            'command': at(mine), 'reference': reference, 'reference_command': at(theirs),
+            'success': bool(row['success']), 'reference_success': ref.success}
 
 # %% ../../nbs/46_repair.train.ipynb #7029ce6c
 SeedRange = tuple[int, int]
