@@ -13,7 +13,8 @@ steps logged) is reused, not retrained: rerunning with other evaluation seeds on
 
 With `--config` (a name in `TRAIN_CONFIGS` or a YAML/JSON file) it runs that config's recipe instead — `run_sft`,
 `run_grpo`, `run_eval` into `--out`, the same phases as `dataenvgym train` — and prints the SFT and GRPO summaries,
-the evaluation (`eval_summary` per task, `grpo_vs_sft` paired on the same seeds, `commands` per episode) and the
+the evaluation (`eval_summary` per task, `grpo_vs_sft` paired on the same seeds, `commands` per episode,
+`divergence`: where the trained agent's failures leave the best scripted agent's path) and the
 timings: seconds per GRPO step, and the environment's share of them (its steps, summed from the rollout log).
 
 Records warm-up chats from the heuristic and oracle agents (seeds 0..train-seeds-1 of `--task`, successful episodes
@@ -60,7 +61,8 @@ def compact(res: dict) -> dict:
                        'baselines': {a: {'success': s['success']} for a, s in t['agents'].items()
                                      if a not in ('trained', 'sft')}}
     return {'tasks': tasks, 'grpo_reward': res['grpo']['reward'], 'grpo_level': res['grpo']['level'],
-            'warmup_chats': res['sft']['chats'], 'timing': res['timing'], 'commands': ev.get('commands')}
+            'warmup_chats': res['sft']['chats'], 'timing': res['timing'], 'commands': ev.get('commands'),
+            'divergence': ev.get('divergence')}
 
 
 # What each phase depends on: a finished phase in `--out` is reused when these fields of its recorded config match.

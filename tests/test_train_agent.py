@@ -58,3 +58,19 @@ def test_an_unfinished_grpo_is_not_reused(bench, tmp_path):
     assert bench.reusable(c, out, 'sft') and not bench.reusable(c, out, 'grpo')
     (out / 'sft' / 'config.json').unlink()
     assert not bench.reusable(c, out, 'sft')
+
+
+def test_compact_result_keeps_the_checked_keys_and_the_divergence(bench):
+    "`--json`: per task trained, SFT, GRPO - SFT in points and the baselines; `divergence` passed through from `run_eval`."
+    agents = {'trained': {'success': 0.3}, 'sft': {'success': 0.2}, 'inspector': {'success': 0.9}}
+    div = {'task_4_expert': {'reference': 'inspector', 'failures': 7, 'left_path': 7, 'turns': {'12': 7},
+                             'choices': [{'reference_command': 'apply 3', 'command': 'apply 1', 'n': 7}]}}
+    res = {'eval': {'tasks': {'task_4_expert': {'agents': agents}}, 'commands': {},
+                    'grpo_vs_sft': {'task_4_expert': {'success_diff': 0.1, 'success_diff_ci': [0.0, 0.2]}},
+                    'divergence': div},
+           'grpo': {'reward': [0.1], 'level': 1}, 'sft': {'chats': 3}, 'timing': {}}
+    out = bench.compact(res)['tasks']['task_4_expert']
+    assert out == {'trained': {'success': 0.3}, 'sft': {'success': 0.2},
+                   'grpo_minus_sft': {'mean': 10.0, 'lo': 0.0, 'hi': 20.0},
+                   'baselines': {'inspector': {'success': 0.9}}}
+    assert bench.compact(res)['divergence'] == div

@@ -7,6 +7,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.train.html.md"""
 # %% ../../nbs/46_repair.train.ipynb #e498f067
 from __future__ import annotations
 import json, re, tempfile, time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,7 +34,8 @@ __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observat
            'record_rollouts', 'observation_only', 'warmup_dataset', 'Rollout', 'play_episodes', 'command_replies',
            'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training', 'evaluate_agent', 'success_rates',
            'agent_summary', 'paired_difference', 'eval_summary', 'eval_table', 'command_usage', 'usage_table',
-           'first_divergence', 'TrainConfig', 'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
+           'first_divergence', 'best_scripted', 'divergence_summary', 'TrainConfig', 'load_agent', 'run_sft',
+           'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -507,6 +509,28 @@ def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | N
             'command': at(mine), 'reference': reference, 'reference_command': at(theirs),
             'success': bool(row['success']), 'reference_success': ref.success}
 
+# %% ../../nbs/46_repair.train.ipynb #1cd30c71
+def best_scripted(rows: list[dict], exclude: Sequence[str] = ('oracle',)) -> str | None:
+    "The baseline in `rows` with the highest success rate (not the oracle: it sees the injected corruptions); None if none played."
+    rates = {a: s for a, s in success_rates(rows).items() if a in BASELINES and a not in exclude}
+    return max(rates, key=rates.get) if rates else None
+
+def divergence_summary(rows: list[dict], agent: str = 'trained', reference: str | None = None,
+                       top: int = 3) -> dict[str, dict]:
+    "Per task, where `agent`'s failures first leave `reference`'s path (default: `best_scripted` on the task): turns and commonest command pairs."
+    out, env = {}, RepairEnv()
+    for task in dict.fromkeys(r['task'] for r in rows):
+        of_task = [r for r in rows if r['task'] == task]
+        ref, failed = reference or best_scripted(of_task), [r for r in of_task if r['agent'] == agent
+                                                            and not r['success']]
+        if ref is None or not failed: continue
+        divs = [d for r in failed if (d := first_divergence(r, ref, env))]
+        pairs = Counter((d['reference_command'], d['command']) for d in divs).most_common(top)
+        out[task] = {'reference': ref, 'failures': len(failed), 'left_path': len(divs),
+                     'turns': {str(t): n for t, n in sorted(Counter(d['turn'] for d in divs).items())},
+                     'choices': [{'reference_command': a, 'command': b, 'n': n} for (a, b), n in pairs]}
+    return out
+
 # %% ../../nbs/46_repair.train.ipynb #7029ce6c
 SeedRange = tuple[int, int]
 
@@ -686,8 +710,17 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
             'saved': str(save_agent(trainer.model, tok, out / 'grpo'))}
 
 # %% ../../nbs/46_repair.train.ipynb #0cee0917
+def _divergence_text(div: dict) -> str:
+    lines = ["Where the trained agent's failures first leave the best script's path (`divergence_summary`):", '']
+    for task, d in div.items():
+        pairs = ', '.join(f"`{c['reference_command']}` → `{c['command'] or '(ended)'}` ×{c['n']}" for c in d['choices'])
+        lines.append(f"- {task}: {d['left_path']} of {d['failures']} failures leave {d['reference']}'s path; "
+                     f"turns {', '.join(f'{t} ×{n}' for t, n in d['turns'].items())}; commonest ({d['reference']} → "
+                     f"agent): {pairs}")
+    return '\n'.join(lines)
+
 def eval_report(summary: dict) -> str:
-    "A `run_eval` summary as markdown: the `eval_table`, GRPO against its SFT start (when both ran), the commands used."
+    "A `run_eval` summary as markdown: the `eval_table`, GRPO against its SFT start (when both ran), the commands used, where failures left the best script."
     parts = [eval_table(summary)]
     if summary.get('grpo_vs_sft'):
         lines = [f"GRPO minus its SFT start on the same seeds ({summary['confidence']:.0%} CI):", '']
@@ -698,6 +731,7 @@ def eval_report(summary: dict) -> str:
                          f"GRPO's return higher on {d['win_rate']:.0%} of {d['n']} seeds")
         parts.append('\n'.join(lines))
     if summary.get('commands'): parts.append('Commands per episode:\n\n' + usage_table(summary['commands']))
+    if summary.get('divergence'): parts.append(_divergence_text(summary['divergence']))
     return '\n\n'.join(parts)
 
 # %% ../../nbs/46_repair.train.ipynb #53d38129
@@ -732,6 +766,7 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
                                                         and r['agent'] == 'sft'])
                                   for t in c.eval_tasks}
     summary['commands'] = command_usage(rows)
+    summary['divergence'] = divergence_summary(rows)
     (out / 'eval.json').write_text(json.dumps(summary, indent=1))
     (out / 'eval.md').write_text(eval_report(summary) + '\n')
     return summary
