@@ -500,7 +500,8 @@ def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | N
     "The first turn where an evaluated episode (`task`, `seed`, `commands`) and baseline `reference` on its seed send different commands; None if they never do."
     env = env or RepairEnv()
     ref = record_episode(env, BASELINES[reference](row['seed']), row['seed'], row['task'], reference)
-    mine, theirs = [c.strip() for c in row['commands']], ref.commands
+    said = lambda cmds: [' '.join(c.lower().split()) for c in cmds]     # as the environment reads them
+    mine, theirs = said(row['commands']), said(ref.commands)
     turn = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
     if turn == len(mine) == len(theirs): return None
     at = lambda cmds: cmds[turn] if turn < len(cmds) else None     # None: that episode had ended
@@ -521,8 +522,8 @@ def divergence_summary(rows: list[dict], agent: str = 'trained', reference: str 
     out, env = {}, RepairEnv()
     for task in dict.fromkeys(r['task'] for r in rows):
         of_task = [r for r in rows if r['task'] == task]
-        ref, failed = reference or best_scripted(of_task), [r for r in of_task if r['agent'] == agent
-                                                            and not r['success']]
+        ref = reference or best_scripted(of_task)
+        failed = [r for r in of_task if r['agent'] == agent and not r['success']]
         if ref is None or not failed: continue
         divs = [d for r in failed if (d := first_divergence(r, ref, env))]
         pairs = Counter((d['reference_command'], d['command']) for d in divs).most_common(top)
