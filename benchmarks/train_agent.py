@@ -61,7 +61,8 @@ def compact(res: dict) -> dict:
                        'baselines': {a: {'success': s['success']} for a, s in t['agents'].items()
                                      if a not in ('trained', 'sft')}}
     return {'tasks': tasks, 'grpo_reward': res['grpo']['reward'], 'grpo_level': res['grpo']['level'],
-            'warmup_chats': res['sft']['chats'], 'timing': res['timing'], 'commands': ev.get('commands'),
+            'warmup_chats': res['sft']['chats'], 'decision_chats': res['sft'].get('decision_chats'),
+            'timing': res['timing'], 'commands': ev.get('commands'),
             'divergence': ev.get('divergence')}
 
 
@@ -126,7 +127,8 @@ def from_config(config: TrainConfig, out: str) -> dict:
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
     log = [json.loads(l) for l in (Path(out) / 'logs' / 'rollouts.jsonl').read_text().splitlines()]
     env_seconds, steps = sum(r['env_seconds'] for r in log), max(res['grpo']['steps'], 1)
-    res['timing'] = {'grpo_seconds': round(grpo_seconds, 1), 'grpo_seconds_per_step': round(grpo_seconds / steps, 2),
+    res['timing'] = {'sft_seconds': res['sft_seconds'], 'grpo_seconds': round(grpo_seconds, 1),
+                     'grpo_seconds_per_step': round(grpo_seconds / steps, 2),
                      'env_seconds_per_step': round(env_seconds / steps, 2),
                      'env_share_of_grpo': round(env_seconds / grpo_seconds, 3), 'episodes': len(log)}
     return res

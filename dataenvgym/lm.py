@@ -223,6 +223,8 @@ class SFTSettings(BaseModel):
     lora_alpha: int = 32
     # recompute activations to save memory: on for big models on small GPUs
     gradient_checkpointing: bool = False
+    # batches of chats of similar length (less padding where short and long chats mix)
+    group_by_length: bool = False
     seed: int = 0
 
 # %% ../nbs/06_lm.ipynb #04745ae5
@@ -283,7 +285,9 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
                          per_device_train_batch_size=s.batch_size, learning_rate=s.lr, warmup_steps=s.warmup,
                          lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
                          seed=s.seed, logging_steps=5, disable_tqdm=not progress,
-                         gradient_checkpointing=s.gradient_checkpointing, **device_args())
+                         gradient_checkpointing=s.gradient_checkpointing,
+                         train_sampling_strategy='group_by_length' if s.group_by_length else 'random',
+                         **device_args())
         trainer = SFTTrainer(
             model=model,
             args=args,

@@ -31,11 +31,11 @@ from .tasks import TASKS
 
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observation_text', 'Trajectory', 'record_episode',
-           'record_rollouts', 'observation_only', 'warmup_dataset', 'Rollout', 'play_episodes', 'command_replies',
-           'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training', 'evaluate_agent', 'success_rates',
-           'agent_summary', 'paired_difference', 'eval_summary', 'eval_table', 'command_usage', 'usage_table',
-           'first_divergence', 'best_scripted', 'divergence_summary', 'TrainConfig', 'load_agent', 'run_sft',
-           'run_grpo', 'eval_report', 'run_eval']
+           'record_rollouts', 'observation_only', 'warmup_dataset', 'decision_dataset', 'Rollout', 'play_episodes',
+           'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training', 'evaluate_agent',
+           'success_rates', 'agent_summary', 'paired_difference', 'eval_summary', 'eval_table', 'command_usage',
+           'usage_table', 'first_divergence', 'best_scripted', 'divergence_summary', 'TrainConfig', 'load_agent',
+           'run_sft', 'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -43,11 +43,14 @@ SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
 def _fix_text(r: dict) -> str: return ' '.join([r['op'], *map(str, r['args'].values())])
 
 def _sites_text(obs: RepairObservation) -> str:
-    "`inspect_groups` in a line: each site's label agreement and largest median ratio, then the fixes."
-    sites = re.findall(r'site (\d+): .*?other sites (\S+); largest median ratio (\S+) x(\S+)', obs.response)
-    fixes = '; '.join(f"{r['n']} {_fix_text(r)}" for r in obs.metadata['recommendations'])
-    return '; '.join(f"site {s} agree {a} {c} x{r.rstrip('.')}"
-                     for s, a, c, r in sites) + f' | fixes: {fixes}'
+    "`inspect_groups` as its fixes in a line, each beside its evidence: a relabel with its site's label agreement, a rescale with its site's largest median ratio."
+    sites = {s: (a, r.rstrip('.')) for s, a, _, r in
+             re.findall(r'site (\d+): .*?other sites (\S+); largest median ratio (\S+) x(\S+)', obs.response)}
+    def evidence(fix: dict) -> str:
+        agree, ratio = sites.get(str(fix['args'].get('site')), (None, None))
+        if fix['op'] == 'relabel_site' and agree: return f' agree {agree}'
+        return f' x{ratio}' if fix['op'] == 'rescale' and ratio else ''
+    return 'fixes: ' + '; '.join(f"{r['n']} {_fix_text(r)}{evidence(r)}" for r in obs.metadata['recommendations'])
 
 def _columns_text(obs: RepairObservation) -> str:
     "`inspect_columns` in a line: each column's median and maximum."
@@ -152,6 +155,22 @@ def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = T
         raise ValueError('no examples: no trajectory was successful; record more seeds or pass '
                          'successful_only=False')
     return Dataset.from_list(rows)
+
+# %% ../../nbs/46_repair.train.ipynb #b3869b95
+def decision_dataset(trajectories: Sequence[Trajectory], after: Sequence[str] = ('inspect_groups',),
+                     successful_only: bool = True, system: str = SYSTEM_PROMPT):
+    "A `datasets.Dataset` of single-turn chats: each observation that answered a command in `after`, with the reply to it."
+    from datasets import Dataset
+    def answered(t: Trajectory, i: int) -> bool: return (t.commands[i - 1].lower().split() or [''])[0] in after
+    rows = [{'messages': agent_messages([t.observations[i]], [t.commands[i]], system), 'task': t.task,
+             'seed': t.seed, 'agent': t.agent, 'turn': i}
+            for t in trajectories if t.success or not successful_only
+            for i in range(1, len(t.commands)) if answered(t, i)]
+    if not rows:
+        raise ValueError(f"no decisions: no {'successful ' if successful_only else ''}trajectory sent "
+                         f"{' or '.join(after)} before another command")
+    return Dataset.from_list(rows)
+
 
 # %% ../../nbs/46_repair.train.ipynb #f95cf5f8
 @dataclass
@@ -548,6 +567,9 @@ class TrainConfig(BaseModel):
     curriculum_threshold: float = 0.7
     warmup_agents: list[str] = ['heuristic', 'oracle']
     warmup_seeds: SeedRange = (0, 30)
+    # more warm-up episodes (on the last task) of which only the decisions after `decision_after` are kept
+    decision_seeds: SeedRange | None = None
+    decision_after: list[str] = ['inspect_groups']
     grpo_seeds: SeedRange = (200, 300)
     eval_seeds: SeedRange = (1000, 1050)
     calibration_seeds: list[SeedRange] = []    # seeds a task was tuned on: never evaluated on
@@ -562,10 +584,12 @@ class TrainConfig(BaseModel):
 
     @model_validator(mode='after')
     def _check(self):
-        for name in ('warmup_seeds', 'grpo_seeds', 'eval_seeds'):
+        for name in ('warmup_seeds', 'decision_seeds', 'grpo_seeds', 'eval_seeds'):
+            if getattr(self, name) is None: continue
             a, b = getattr(self, name)
             if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
         used = [('warmup', self.warmup_seeds), ('grpo', self.grpo_seeds),
+                *([('decision', self.decision_seeds)] if self.decision_seeds else []),
                 *[('calibration', s) for s in self.calibration_seeds]]
         (a, b), clash = self.eval_seeds, [f'{n} [{x}, {y})' for n, (x, y) in used
                                           if max(x, self.eval_seeds[0]) < min(y, self.eval_seeds[1])]
@@ -612,19 +636,20 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny-medium-hard': TrainConfig(**_MEDIUM_HARD, curriculum_window=16,
                                     sft=SFTSettings(epochs=20, max_length=1536),
                                     grpo=GRPOSettings(steps=30, temperature=0.7)),
-    # the expert tier: warm up on the exhaustive agent's condensed search, GRPO over a curriculum ending on
-    # expert
+    # the expert tier: warm up on the inspector's episodes and, many times more often, its decision after each
+    # site report (`decision_dataset`); GRPO over a curriculum ending on expert
     'tiny-expert': TrainConfig(tasks=['task_2_medium', 'task_4_expert'],
                                curriculum=['task_2_medium', 'task_4_expert'],
-                               curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['exhaustive'],
-                               warmup_seeds=(2000, 2040), grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
+                               curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['inspector'],
+                               warmup_seeds=(4000, 5200), decision_seeds=(5200, 7200),
+                               grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
                                calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert', 'task_2_medium'],
                                baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'inspector',
                                           'oracle'],
                                max_turns=24, constrained=True, success_bonus=1.0,
-                               sft=SFTSettings(epochs=20, max_length=3072),
-                               # the five GRPO runs behind these settings: below the config tests
-                               grpo=GRPOSettings(steps=30, num_generations=8, lr=2e-4,
+                               sft=SFTSettings(epochs=1.5, max_length=3072, group_by_length=True),
+                               # the GRPO runs behind these settings: below the config tests
+                               grpo=GRPOSettings(steps=40, num_generations=8, lr=3e-5, beta=0.04,
                                                  temperature=0.7)),
     'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
                                    sft=_QWEN_SFT, grpo=_QWEN_GRPO),
@@ -678,16 +703,25 @@ def _start(config: TrainConfig, out: str | Path) -> Path:
 
 # %% ../../nbs/46_repair.train.ipynb #d2a97537
 def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dict:
-    "Warm-up chats from the baselines' successful episodes, the length check, SFT; saves the model to `out/sft`."
+    "Warm-up chats from the baselines' successful episodes (and their single decisions, `decision_seeds`), the length check, SFT; saves the model to `out/sft`."
+    from datasets import concatenate_datasets
     out, c = _start(config, out), config
     model, tok = load_agent(c.model, c)
-    ds = warmup_dataset(record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks))
+    trajs = record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks)
+    ds, n_chats = warmup_dataset(trajs), None
+    if c.decision_seeds:
+        more = record_rollouts(c.warmup_agents, range(*c.decision_seeds), (c.curriculum or c.tasks)[-1])
+        decisions = decision_dataset(trajs + more, c.decision_after)
+        n_chats = len(ds)
+        ds = concatenate_datasets([ds.select_columns(['messages']),
+                                   decisions.select_columns(['messages'])]).shuffle(seed=c.sft.seed)
     ds.to_json(out / 'warmup.jsonl')
     lengths = length_report(ds, tok, c.sft.max_length)
     (out / 'logs').mkdir(exist_ok=True); (out / 'logs' / 'length.json').write_text(json.dumps(lengths))
     trainer = sft_train(model, tok, ds, c.sft, progress=progress, log_dir=out / 'logs')
     losses = [h['loss'] for h in trainer.state.log_history if 'loss' in h]
     return {'phase': 'sft', 'chats': len(ds), 'length': lengths, 'steps': trainer.state.global_step,
+            **({'episode_chats': n_chats, 'decision_chats': len(ds) - n_chats} if n_chats is not None else {}),
             'observation_only': {a: observation_only(a, c.tasks) for a in c.warmup_agents},
             'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [],
             'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
