@@ -647,7 +647,7 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
                                baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'inspector',
                                           'oracle'],
                                max_turns=24, constrained=True, success_bonus=1.0,
-                               sft=SFTSettings(epochs=1.5, max_length=3072, group_by_length=True),
+                               sft=SFTSettings(epochs=1.5, max_length=3072),
                                # the GRPO runs behind these settings: below the config tests
                                grpo=GRPOSettings(steps=40, num_generations=8, lr=3e-5, beta=0.04,
                                                  temperature=0.7)),
