@@ -40,6 +40,10 @@ __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observat
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
 
+def _command_word(text: str) -> str:
+    words = text.strip().lower().split()
+    return words[0] if words and words[0] in ALL_COMMANDS else 'invalid'
+
 def _fix_text(r: dict) -> str: return ' '.join([r['op'], *map(str, r['args'].values())])
 
 def _sites_text(obs: RepairObservation) -> str:
@@ -161,11 +165,10 @@ def decision_dataset(trajectories: Sequence[Trajectory], after: Sequence[str] = 
                      successful_only: bool = True, system: str = SYSTEM_PROMPT):
     "A `datasets.Dataset` of single-turn chats: each observation that answered a command in `after`, with the reply to it."
     from datasets import Dataset
-    def answered(t: Trajectory, i: int) -> bool: return (t.commands[i - 1].lower().split() or [''])[0] in after
     rows = [{'messages': agent_messages([t.observations[i]], [t.commands[i]], system), 'task': t.task,
              'seed': t.seed, 'agent': t.agent, 'turn': i}
             for t in trajectories if t.success or not successful_only
-            for i in range(1, len(t.commands)) if answered(t, i)]
+            for i in range(1, len(t.commands)) if _command_word(t.commands[i - 1]) in after]
     if not rows:
         raise ValueError(f"no decisions: no {'successful ' if successful_only else ''}trajectory sent "
                          f"{' or '.join(after)} before another command")
@@ -488,10 +491,6 @@ def eval_table(summary: dict) -> str:
     return '\n'.join(lines)
 
 # %% ../../nbs/46_repair.train.ipynb #c92570c4
-def _command_word(text: str) -> str:
-    words = text.strip().lower().split()
-    return words[0] if words and words[0] in ALL_COMMANDS else 'invalid'
-
 def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
     "Per task and agent, the mean number of times an episode sent each command (rows need `commands`)."
     usage = {}
@@ -708,12 +707,11 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
     out, c = _start(config, out), config
     model, tok = load_agent(c.model, c)
     trajs = record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks)
-    ds, n_chats = warmup_dataset(trajs), None
+    ds = chats = warmup_dataset(trajs)
     if c.decision_seeds:
         more = record_rollouts(c.warmup_agents, range(*c.decision_seeds), (c.curriculum or c.tasks)[-1])
         decisions = decision_dataset(trajs + more, c.decision_after)
-        n_chats = len(ds)
-        ds = concatenate_datasets([ds.select_columns(['messages']),
+        ds = concatenate_datasets([chats.select_columns(['messages']),
                                    decisions.select_columns(['messages'])]).shuffle(seed=c.sft.seed)
     ds.to_json(out / 'warmup.jsonl')
     lengths = length_report(ds, tok, c.sft.max_length)
@@ -721,7 +719,7 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
     trainer = sft_train(model, tok, ds, c.sft, progress=progress, log_dir=out / 'logs')
     losses = [h['loss'] for h in trainer.state.log_history if 'loss' in h]
     return {'phase': 'sft', 'chats': len(ds), 'length': lengths, 'steps': trainer.state.global_step,
-            **({'episode_chats': n_chats, 'decision_chats': len(ds) - n_chats} if n_chats is not None else {}),
+            **({'episode_chats': len(chats), 'decision_chats': len(ds) - len(chats)} if ds is not chats else {}),
             'observation_only': {a: observation_only(a, c.tasks) for a in c.warmup_agents},
             'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [],
             'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
