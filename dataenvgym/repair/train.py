@@ -32,10 +32,10 @@ from .tasks import TASKS
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observation_text', 'Trajectory', 'record_episode',
            'record_rollouts', 'observation_only', 'warmup_dataset', 'decision_dataset', 'Rollout', 'play_episodes',
-           'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training', 'evaluate_agent',
-           'success_rates', 'agent_summary', 'paired_difference', 'eval_summary', 'eval_table', 'command_usage',
-           'usage_table', 'first_divergence', 'best_scripted', 'divergence_summary', 'TrainConfig', 'load_agent',
-           'run_sft', 'run_grpo', 'eval_report', 'run_eval']
+           'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'DecisionRollouts', 'plot_training',
+           'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference', 'eval_summary', 'eval_table',
+           'command_usage', 'usage_table', 'first_divergence', 'best_scripted', 'divergence_summary', 'TrainConfig',
+           'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -366,6 +366,99 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
             'logprobs': None, 'env_mask': [r.mask for r in rolls],
             'env_return': [r.ret + self.success_bonus * r.success for r in rolls],
             'env_seed': [r.seed for r in rolls]}
+
+# %% ../../nbs/46_repair.train.ipynb #32e1c8f4
+def _same_command(a: str, b: str) -> bool: return a.lower().split() == b.lower().split()
+
+class DecisionRollouts:
+    "A TRL `rollout_func` over single decisions: a reply to a demonstrator's observation, scored by `reward`."
+    def __init__(self, task: str = 'task_4_expert', seeds=range(100), demonstrator: str = 'inspector',
+                 after: Sequence[str] = ('inspect_groups',), reward: str = 'episode',
+                 success_bonus: float = 1.0,
+                 system: str = SYSTEM_PROMPT, max_new_tokens: int = 20, max_length: int = 768,
+                 log_path: str | Path | None = None):
+        from datasets import Dataset
+        if reward not in ('episode', 'demonstrator') and reward not in command_replies(task):
+            raise ValueError(f"reward is 'episode', 'demonstrator' or one command of {task} "
+                             f"(such as 'apply 1'); got {reward!r}")
+        self.task, self.demonstrator, self.reward = task, demonstrator, reward
+        self.success_bonus = success_bonus
+        self.system, self.max_new_tokens, self.max_length = system, max_new_tokens, max_length
+        self.log_path, self.log, self.trie, self._finished = log_path and Path(log_path), [], None, {}
+        self.states, rows = {}, []
+        for d in decision_dataset(record_rollouts([demonstrator], seeds, task), after, system=system):
+            observation = d['messages'][-2]['content']
+            if observation in self.states: continue        # the same observation on two seeds: the first kept
+            self.states[observation] = (d['seed'], d['turn'], d['messages'][-1]['content'])
+            rows.append({'prompt': d['messages'][:-1], 'seed': d['seed']})
+        self.dataset = Dataset.from_list(rows)
+
+    def state_of(self, prompt: list[dict]) -> tuple[int, int, str]:
+        "`(seed, turn, the demonstrator's command)` of a prompt."
+        return self.states[prompt[-1]['content']]
+
+    def finish(self, seed: int, turn: int, command: str) -> tuple[float, bool]:
+        "`(return, success)` on `seed`: `command` in place of the demonstrator's at `turn`, then the demonstrator."
+        key = (seed, turn, ' '.join(command.lower().split()))
+        if key not in self._finished:
+            env, agent = RepairEnv(self.task), _demonstrator(self.demonstrator, self.task, seed)
+            obs, ret, sent = env.reset(seed=seed), 0.0, 0
+            agent.begin(env)
+            while not obs.done:                  # the budget ends every episode
+                own = agent.act(obs)
+                obs = env.step(command if sent == turn else own)
+                ret, sent = ret + (obs.reward or 0.0), sent + 1
+            self._finished[key] = (ret, bool(env.state.success))
+        return self._finished[key]
+
+    def score(self, prompt: list[dict], command: str) -> dict:
+        "The reply `command` to `prompt`: its state, whether it is the demonstrator's, and its reward."
+        seed, turn, answer = self.state_of(prompt)
+        row = {'seed': seed, 'turn': turn, 'reply': command, 'answer': answer,
+               'match': _same_command(command, answer)}
+        if self.reward == 'episode':
+            ret, success = self.finish(seed, turn, command)
+            return {**row, 'reward': ret + self.success_bonus * success, 'success': success}
+        return {**row, 'reward': float(_same_command(command, answer if self.reward == 'demonstrator'
+                                                     else self.reward))}
+
+# %% ../../nbs/46_repair.train.ipynb #2f8f63cc
+def _reply_texts(tokenizer, replies: list[list[int]]) -> list[str]:
+    eos = tokenizer.eos_token_id
+    return [tokenizer.decode([i for i in ids if i != eos], skip_special_tokens=True) for ids in replies]
+
+@patch
+def __call__(self: DecisionRollouts, prompts: list, trainer) -> dict:
+    "A sampled reply (commands only) to each prompt, scored: the ids, masks, rewards and seeds TRL expects."
+    model, tok = trainer.accelerator.unwrap_model(trainer.model), trainer.processing_class
+    self.trie = self.trie or command_trie(tok, self.task)
+    contexts = [encode(tok, render(tok, p, True)) for p in prompts]
+    replies = sample_replies(model, tok, contexts, self.trie, self.max_new_tokens,
+                             temperature=trainer.temperature)
+    completions, masks, rows = [], [], []
+    for prompt, ids, command in zip(prompts, replies, _reply_texts(tok, replies)):
+        mask = self.trie.mask(ids)
+        if not ids or ids[-1] != tok.eos_token_id: ids, mask = ids + [tok.eos_token_id], mask + [0]
+        t0 = time.perf_counter()
+        row = self.score(prompt, command)
+        seconds = round(time.perf_counter() - t0, 4)
+        rows.append({'step': trainer.state.global_step, **row, 'env_seconds': seconds})
+        completions.append(ids); masks.append(mask)
+    self.log += rows
+    if self.log_path: append_jsonl(self.log_path, rows)
+    return {'prompt_ids': contexts, 'completion_ids': completions, 'logprobs': None, 'env_mask': masks,
+            'env_return': [r['reward'] for r in rows], 'env_seed': [r['seed'] for r in rows]}
+
+@patch
+def evaluate(self: DecisionRollouts, model, tokenizer, batch_size: int = 64) -> list[dict]:
+    "The model's greedy reply at every decision, scored as in training (`match`: it is the demonstrator's)."
+    trie, prompts, rows = command_trie(tokenizer, self.task), self.dataset['prompt'], []
+    for s in range(0, len(prompts), batch_size):
+        batch = prompts[s:s + batch_size]
+        contexts = [encode(tokenizer, render(tokenizer, p, True)) for p in batch]
+        replies = sample_replies(model, tokenizer, contexts, trie, self.max_new_tokens, greedy=True)
+        rows += [self.score(p, c) for p, c in zip(batch, _reply_texts(tokenizer, replies))]
+    return rows
 
 # %% ../../nbs/46_repair.train.ipynb #f676accd
 @plot_style()

@@ -1,0 +1,116 @@
+"""Can GRPO move a trained agent's choice? GRPO on single decisions (`repair.train.DecisionRollouts`), before and after.
+
+    python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward 'apply 1' --lr 1e-3 --steps 20
+    python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward episode --lr 3e-4 --steps 100
+
+The prompts are the observations a demonstrator (`--demonstrator`, the inspector by default) answered right after
+`inspect_groups` on `--seeds` of `--task`, each alone; the agent answers once and `--reward` scores the answer:
+`episode` (the demonstrator plays on from it: the episode's return plus 1 for a success), `demonstrator` (1 for the
+demonstrator's own command) or a command such as `apply 1` (1 for that command: a control that GRPO should always
+move). Before and after the run, the agent answers every decision of `--eval-seeds` greedily (never trained on).
+
+Prints one JSON object: the settings; `train_states` / `eval_states`; `before` / `after`, the mean `match` (the
+reply is the demonstrator's command) and `reward` over the evaluation decisions; `after_minus_before`, their paired
+differences (each seed's decisions averaged, then a 95% bootstrap interval over the `n` seeds: `mean`, `lo`, `hi`;
+`match` in points, `reward` in the reward's units); `training`,
+the mean reward of each step's sampled replies; `seconds_per_step` and `env_share` (the time spent replaying
+episodes, `episode` reward only). With `--episode-seeds START:COUNT` it also plays whole episodes greedily before and
+after, on those seeds, and adds `episodes`: success before, after, and the paired difference.
+"""
+import argparse, json, sys, time
+from collections import defaultdict
+import numpy as np
+import torch
+from dataenvgym.core import bootstrap_ci
+from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent
+from dataenvgym.repair.tasks import TASKS
+from dataenvgym.repair.train import (BASELINES, DecisionRollouts, TrainConfig, evaluate_agent, load_agent,
+                                     paired_difference)
+
+
+def seed_range(text: str, flag: str) -> range:
+    "`START:COUNT` as a range, or exit with an error naming the flag."
+    start, _, count = text.partition(':')
+    try: return range(int(start), int(start) + int(count))
+    except ValueError: raise SystemExit(f'{flag} takes START:COUNT, not {text!r}')
+
+
+def per_seed_difference(after: list[dict], before: list[dict], key: str, scale: float = 1.0) -> dict:
+    "Mean of `after - before` (times `scale`) over the evaluation decisions, averaged per seed first, with a 95% CI."
+    by_seed = defaultdict(list)
+    for a, b in zip(after, before): by_seed[a['seed']].append(float(a[key]) - float(b[key]))
+    diffs = [scale * float(np.mean(v)) for v in by_seed.values()]
+    lo, hi = bootstrap_ci(diffs, digits=3) or (None, None)
+    return {'mean': round(float(np.mean(diffs)), 3), 'lo': lo, 'hi': hi, 'n': len(diffs)}
+
+
+def means(rows: list[dict]) -> dict:
+    return {k: round(float(np.mean([float(r[k]) for r in rows])), 4) for k in ('match', 'reward')}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('--agent', required=True, help='a saved agent folder (e.g. a run\'s sft/)')
+    p.add_argument('--task', default='task_4_expert', choices=list(TASKS))
+    p.add_argument('--demonstrator', default='inspector', choices=list(BASELINES))
+    p.add_argument('--reward', default='episode', help="episode, demonstrator, or a command such as 'apply 1'")
+    p.add_argument('--seeds', default='2100:300', help='training decisions: START:COUNT')
+    p.add_argument('--eval-seeds', default='0:100', help='evaluation decisions: START:COUNT')
+    p.add_argument('--episode-seeds', default=None, help='also play whole episodes on START:COUNT')
+    p.add_argument('--steps', type=int, default=100)
+    p.add_argument('--lr', type=float, default=3e-4)
+    p.add_argument('--beta', type=float, default=0.0)
+    p.add_argument('--temperature', type=float, default=1.0)
+    p.add_argument('--per-step', type=int, default=16)
+    p.add_argument('--num-generations', type=int, default=8)
+    p.add_argument('--max-length', type=int, default=3072)
+    p.add_argument('--threads', type=int, default=2)
+    p.add_argument('--out', default=None, help='save the trained agent here')
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    train, held = seed_range(a.seeds, '--seeds'), seed_range(a.eval_seeds, '--eval-seeds')
+    if set(train) & set(held): raise SystemExit('--seeds and --eval-seeds overlap: evaluate on seeds not trained on')
+    try:
+        rollouts = DecisionRollouts(a.task, train, a.demonstrator, reward=a.reward, max_length=a.max_length)
+        evaluation = DecisionRollouts(a.task, held, a.demonstrator, reward=a.reward, max_length=a.max_length)
+    except ValueError as e: raise SystemExit(str(e))
+    config = TrainConfig(sft=SFTSettings(max_length=a.max_length))
+    model, tok = load_agent(a.agent, config)
+    episodes = seed_range(a.episode_seeds, '--episode-seeds') if a.episode_seeds else None
+    play = lambda m: evaluate_agent(m, tok, [a.task], episodes, (), max_turns=24, max_length=a.max_length,
+                                    constrained=True)
+    before = evaluation.evaluate(model, tok)
+    episodes_before = play(model) if episodes else None
+    t0 = time.perf_counter()
+    settings = GRPOSettings(steps=a.steps, num_generations=a.num_generations, per_step=a.per_step, lr=a.lr,
+                            beta=a.beta, temperature=a.temperature)
+    trained = grpo_train(model, tok, rollouts, settings).model
+    seconds = time.perf_counter() - t0
+    after = evaluation.evaluate(trained, tok)
+    steps = defaultdict(list)
+    for r in rollouts.log: steps[r['step']].append(r['reward'])
+    out = {'agent': a.agent, 'task': a.task, 'demonstrator': a.demonstrator, 'reward': a.reward,
+           'steps': a.steps, 'lr': a.lr, 'beta': a.beta, 'temperature': a.temperature,
+           'train_states': len(rollouts.dataset), 'eval_states': len(evaluation.dataset),
+           'before': means(before), 'after': means(after),
+           'after_minus_before': {'match': per_seed_difference(after, before, 'match', 100),
+                                  'reward': per_seed_difference(after, before, 'reward')},
+           'training': {'reward': [round(float(np.mean(v)), 4) for _, v in sorted(steps.items())]},
+           'seconds_per_step': round(seconds / a.steps, 2),
+           'env_share': round(sum(r['env_seconds'] for r in rollouts.log) / seconds, 4)}
+    if episodes:
+        episodes_after = play(trained)
+        d = paired_difference(episodes_after, episodes_before)
+        pts = lambda x: round(100 * x, 1)
+        out['episodes'] = {'seeds': [episodes.start, len(episodes)],
+                           'before': float(np.mean([r['success'] for r in episodes_before])),
+                           'after': float(np.mean([r['success'] for r in episodes_after])),
+                           'after_minus_before': {'mean': pts(d['success_diff']),
+                                                  'lo': pts(d['success_diff_ci'][0]),
+                                                  'hi': pts(d['success_diff_ci'][1]), 'n': d['n']}}
+    if a.out: save_agent(trained, tok, a.out)
+    print(json.dumps(out))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

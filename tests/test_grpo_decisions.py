@@ -1,0 +1,43 @@
+"""`benchmarks/grpo_decisions.py`: GRPO on single decisions of a saved agent, scored before and after."""
+import json, subprocess, sys
+from pathlib import Path
+
+import pytest
+
+from dataenvgym.lm import save_agent, tiny_agent
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / 'benchmarks' / 'grpo_decisions.py'
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600)
+
+
+@pytest.fixture(scope='module')
+def agent(tmp_path_factory) -> str:
+    model, tok = tiny_agent(max_length=3072)
+    return str(save_agent(model, tok, tmp_path_factory.mktemp('agent') / 'tiny'))
+
+
+def test_control_run_prints_before_after_and_the_paired_difference(agent):
+    r = run('--agent', agent, '--reward', 'apply 1', '--seeds', '2100:3', '--eval-seeds', '0:3', '--steps', '2',
+            '--per-step', '2', '--num-generations', '2', '--lr', '1e-3', '--threads', '1')
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out['reward'] == 'apply 1' and out['steps'] == 2 and out['train_states'] > 0 and out['eval_states'] > 0
+    assert set(out['before']) == set(out['after']) == {'match', 'reward'}
+    assert all(0 <= out[w][k] <= 1 for w in ('before', 'after') for k in ('match', 'reward'))
+    d = out['after_minus_before']['reward']
+    assert d['n'] == 3 and (d['lo'] is None or d['lo'] <= d['mean'] <= d['hi'])
+    assert len(out['training']['reward']) == 2 and out['seconds_per_step'] > 0 and out['env_share'] == 0
+
+
+def test_bad_input_is_refused_with_a_clear_error(agent):
+    r = run('--agent', agent, '--seeds', '0:5', '--eval-seeds', '3:5')
+    assert r.returncode != 0 and '--seeds and --eval-seeds overlap' in r.stderr
+    r = run('--agent', agent, '--reward', 'fix it', '--seeds', '2100:1', '--eval-seeds', '0:1')
+    assert r.returncode != 0 and "reward is 'episode', 'demonstrator' or one command" in r.stderr
+    r = run('--agent', agent, '--seeds', 'ten')
+    assert r.returncode != 0 and '--seeds takes START:COUNT' in r.stderr
