@@ -15,14 +15,17 @@ differences (each seed's decisions averaged, then a 95% bootstrap interval over 
 `match` in points, `reward` in the reward's units); `training`,
 the mean reward of each step's sampled replies; `seconds_per_step` and `env_share` (the time spent replaying
 episodes, `episode` reward only). With `--episode-seeds START:COUNT` it also plays whole episodes greedily before and
-after, on those seeds, and adds `episodes`: success before, after, and the paired difference.
+after, on those seeds, and adds `episodes`: success before, after, and the paired difference. With `--sft-baseline` it
+also trains the same start by SFT on the same decisions, the demonstrator's answers as labels (as many examples and
+steps, the same learning rate), and adds `sft`: its `after`, `after_minus_before`, and `grpo_minus_sft` (the match,
+paired per seed as above).
 """
 import argparse, json, sys, time
 from collections import defaultdict
 import numpy as np
 import torch
 from dataenvgym.core import bootstrap_ci
-from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent
+from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train
 from dataenvgym.repair.tasks import TASKS
 from dataenvgym.repair.train import (BASELINES, DecisionRollouts, TrainConfig, evaluate_agent, load_agent,
                                      paired_difference)
@@ -48,6 +51,25 @@ def means(rows: list[dict]) -> dict:
     return {k: round(float(np.mean([float(r[k]) for r in rows])), 4) for k in ('match', 'reward')}
 
 
+def sft_baseline(a, config: TrainConfig, rollouts: DecisionRollouts, evaluation: DecisionRollouts,
+                 before: list[dict], grpo_after: list[dict]) -> dict:
+    "SFT of the start on GRPO's decisions with the demonstrator's answers: as many examples and steps, the same lr."
+    from datasets import Dataset
+    model, tok = load_agent(a.agent, config)
+    chats = Dataset.from_list([{'messages': [*p, {'role': 'assistant', 'content': rollouts.state_of(p)[2]}]}
+                               for p in rollouts.dataset['prompt']])
+    t0 = time.perf_counter()
+    settings = SFTSettings(max_steps=a.steps, batch_size=a.per_step * a.num_generations, lr=a.lr, warmup=0.0,
+                           max_length=a.max_length)
+    trained = sft_train(model, tok, chats, settings).model
+    seconds = time.perf_counter() - t0
+    after = evaluation.evaluate(trained, tok)
+    return {'after': means(after), 'after_minus_before': {'match': per_seed_difference(after, before, 'match', 100),
+                                                          'reward': per_seed_difference(after, before, 'reward')},
+            'grpo_minus_sft': {'match': per_seed_difference(grpo_after, after, 'match', 100)},
+            'seconds_per_step': round(seconds / a.steps, 2)}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--agent', required=True, help='a saved agent folder (e.g. a run\'s sft/)')
@@ -66,6 +88,8 @@ def main():
     p.add_argument('--max-length', type=int, default=3072)
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--out', default=None, help='save the trained agent here')
+    p.add_argument('--sft-baseline', action='store_true',
+                   help="also SFT the start on the same decisions (the demonstrator's answers) and compare")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     train, held = seed_range(a.seeds, '--seeds'), seed_range(a.eval_seeds, '--eval-seeds')
@@ -108,6 +132,7 @@ def main():
                            'after_minus_before': {'mean': pts(d['success_diff']),
                                                   'lo': pts(d['success_diff_ci'][0]),
                                                   'hi': pts(d['success_diff_ci'][1]), 'n': d['n']}}
+    if a.sft_baseline: out['sft'] = sft_baseline(a, config, rollouts, evaluation, before, after)
     if a.out: save_agent(trained, tok, a.out)
     print(json.dumps(out))
 

@@ -23,7 +23,7 @@ def agent(tmp_path_factory) -> str:
 
 def test_control_run_prints_before_after_and_the_paired_difference(agent):
     r = run('--agent', agent, '--reward', 'apply 1', '--seeds', '2100:3', '--eval-seeds', '0:3', '--steps', '2',
-            '--per-step', '2', '--num-generations', '2', '--lr', '1e-3', '--threads', '1')
+            '--per-step', '2', '--num-generations', '2', '--lr', '1e-3', '--threads', '1', '--sft-baseline')
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     assert out['reward'] == 'apply 1' and out['steps'] == 2 and out['train_states'] > 0 and out['eval_states'] > 0
@@ -32,6 +32,9 @@ def test_control_run_prints_before_after_and_the_paired_difference(agent):
     d = out['after_minus_before']['reward']
     assert d['n'] == 3 and (d['lo'] is None or d['lo'] <= d['mean'] <= d['hi'])
     assert len(out['training']['reward']) == 2 and out['seconds_per_step'] > 0 and out['env_share'] == 0
+    # the same start trained by SFT on the same decisions, paired with GRPO on the evaluation seeds
+    assert set(out['sft']) == {'after', 'after_minus_before', 'grpo_minus_sft', 'seconds_per_step'}
+    assert out['sft']['grpo_minus_sft']['match']['n'] == 3 and 0 <= out['sft']['after']['match'] <= 1
 
 
 def test_bad_input_is_refused_with_a_clear_error(agent):
