@@ -6,8 +6,9 @@
 The prompts are the observations a demonstrator (`--demonstrator`, the inspector by default) answered right after
 `inspect_groups` on `--seeds` of `--task`, each alone; the agent answers once and `--reward` scores the answer:
 `episode` (the demonstrator plays on from it: the episode's return plus 1 for a success), `demonstrator` (1 for the
-demonstrator's own command) or a command such as `apply 1` (1 for that command: a control that GRPO should always
-move). Before and after the run, the agent answers every decision of `--eval-seeds` greedily (never trained on).
+demonstrator's own command), a command such as `apply 1` (1 for that command: a control that GRPO should always
+move) or `rescale-first` (a contextual control: 1 for `apply 1` where the site line's first fix is a rescale, for
+`apply 2` elsewhere). Before and after the run, the agent answers every decision of `--eval-seeds` greedily (never trained on).
 
 Prints one JSON object: the settings; `train_states` / `eval_states`; `before` / `after`, the mean `match` (the
 reply is the demonstrator's command) and `reward` over the evaluation decisions; `after_minus_before`, their paired
@@ -27,8 +28,16 @@ import torch
 from dataenvgym.core import bootstrap_ci
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train
 from dataenvgym.repair.tasks import TASKS
-from dataenvgym.repair.train import (BASELINES, DecisionRollouts, TrainConfig, evaluate_agent, load_agent,
-                                     paired_difference)
+from dataenvgym.repair.train import (BASELINES, DecisionRollouts, TrainConfig, command_replies, evaluate_agent,
+                                     load_agent, paired_difference)
+
+
+def rescale_first(observation: str, reply: str) -> float:
+    "The contextual control: `apply 1` where the first fix listed is a rescale, `apply 2` elsewhere."
+    return float(reply.split() == ['apply', '1' if observation.startswith('fixes: 1 rescale') else '2'])
+
+
+RULES = {'rescale-first': rescale_first}
 
 
 def seed_range(text: str, flag: str) -> range:
@@ -75,7 +84,7 @@ def main():
     p.add_argument('--agent', required=True, help='a saved agent folder (e.g. a run\'s sft/)')
     p.add_argument('--task', default='task_4_expert', choices=list(TASKS))
     p.add_argument('--demonstrator', default='inspector', choices=list(BASELINES))
-    p.add_argument('--reward', default='episode', help="episode, demonstrator, or a command such as 'apply 1'")
+    p.add_argument('--reward', default='episode', help="episode, demonstrator, a command such as 'apply 1', or rescale-first")
     p.add_argument('--seeds', default='2100:300', help='training decisions: START:COUNT')
     p.add_argument('--eval-seeds', default='0:100', help='evaluation decisions: START:COUNT')
     p.add_argument('--episode-seeds', default=None, help='also play whole episodes on START:COUNT')
@@ -94,9 +103,13 @@ def main():
     torch.set_num_threads(a.threads)
     train, held = seed_range(a.seeds, '--seeds'), seed_range(a.eval_seeds, '--eval-seeds')
     if set(train) & set(held): raise SystemExit('--seeds and --eval-seeds overlap: evaluate on seeds not trained on')
+    if a.reward not in ('episode', 'demonstrator', *RULES, *command_replies(a.task)):
+        raise SystemExit(f"--reward is episode, demonstrator, a command of {a.task} (such as 'apply 1') or "
+                         f"{', '.join(RULES)}; got {a.reward!r}")
     try:
-        rollouts = DecisionRollouts(a.task, train, a.demonstrator, reward=a.reward, max_length=a.max_length)
-        evaluation = DecisionRollouts(a.task, held, a.demonstrator, reward=a.reward, max_length=a.max_length)
+        reward = RULES.get(a.reward, a.reward)
+        rollouts = DecisionRollouts(a.task, train, a.demonstrator, reward=reward, max_length=a.max_length)
+        evaluation = DecisionRollouts(a.task, held, a.demonstrator, reward=reward, max_length=a.max_length)
     except ValueError as e: raise SystemExit(str(e))
     config = TrainConfig(sft=SFTSettings(max_length=a.max_length))
     model, tok = load_agent(a.agent, config)

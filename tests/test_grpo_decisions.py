@@ -41,6 +41,14 @@ def test_bad_input_is_refused_with_a_clear_error(agent):
     r = run('--agent', agent, '--seeds', '0:5', '--eval-seeds', '3:5')
     assert r.returncode != 0 and '--seeds and --eval-seeds overlap' in r.stderr
     r = run('--agent', agent, '--reward', 'fix it', '--seeds', '2100:1', '--eval-seeds', '0:1')
-    assert r.returncode != 0 and "reward is 'episode', 'demonstrator' or one command" in r.stderr
+    assert r.returncode != 0 and "--reward is episode, demonstrator, a command of task_4_expert" in r.stderr
     r = run('--agent', agent, '--seeds', 'ten')
     assert r.returncode != 0 and '--seeds takes START:COUNT' in r.stderr
+
+
+def test_contextual_control_is_a_named_rule(agent):
+    r = run('--agent', agent, '--reward', 'rescale-first', '--seeds', '2100:3', '--eval-seeds', '0:4', '--steps', '1',
+            '--per-step', '2', '--num-generations', '2', '--threads', '1')
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out['reward'] == 'rescale-first' and 0 <= out['before']['reward'] <= 1 and out['env_share'] == 0

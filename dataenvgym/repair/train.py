@@ -10,7 +10,7 @@ import json, re, tempfile, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -373,14 +373,15 @@ def _same_command(a: str, b: str) -> bool: return a.lower().split() == b.lower()
 class DecisionRollouts:
     "A TRL `rollout_func` over single decisions: a reply to a demonstrator's observation, scored by `reward`."
     def __init__(self, task: str = 'task_4_expert', seeds=range(100), demonstrator: str = 'inspector',
-                 after: Sequence[str] = ('inspect_groups',), reward: str = 'episode',
+                 after: Sequence[str] = ('inspect_groups',),
+                 reward: str | Callable[[str, str], float] = 'episode',
                  success_bonus: float = 1.0,
                  system: str = SYSTEM_PROMPT, max_new_tokens: int = 20, max_length: int = 768,
                  log_path: str | Path | None = None):
         from datasets import Dataset
-        if reward not in ('episode', 'demonstrator') and reward not in command_replies(task):
-            raise ValueError(f"reward is 'episode', 'demonstrator' or one command of {task} "
-                             f"(such as 'apply 1'); got {reward!r}")
+        if not callable(reward) and reward not in ('episode', 'demonstrator', *command_replies(task)):
+            raise ValueError(f"reward is 'episode', 'demonstrator', one command of {task} (such as 'apply 1') "
+                             f"or a function of (observation, reply); got {reward!r}")
         self.task, self.demonstrator, self.reward = task, demonstrator, reward
         self.success_bonus = success_bonus
         self.system, self.max_new_tokens, self.max_length = system, max_new_tokens, max_length
@@ -416,6 +417,7 @@ class DecisionRollouts:
         seed, turn, answer = self.state_of(prompt)
         row = {'seed': seed, 'turn': turn, 'reply': command, 'answer': answer,
                'match': _same_command(command, answer)}
+        if callable(self.reward): return {**row, 'reward': float(self.reward(prompt[-1]['content'], command))}
         if self.reward == 'episode':
             ret, success = self.finish(seed, turn, command)
             return {**row, 'reward': ret + self.success_bonus * success, 'success': success}
