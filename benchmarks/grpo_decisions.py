@@ -34,7 +34,7 @@ from dataenvgym.repair.train import (BASELINES, DecisionRollouts, TrainConfig, c
 
 def rescale_first(observation: str, reply: str) -> float:
     "The contextual control: `apply 1` where the first fix listed is a rescale, `apply 2` elsewhere."
-    return float(reply.split() == ['apply', '1' if observation.startswith('fixes: 1 rescale') else '2'])
+    return float(reply.lower().split() == ['apply', '1' if observation.startswith('fixes: 1 rescale') else '2'])
 
 
 RULES = {'rescale-first': rescale_first}

@@ -40,6 +40,8 @@ __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observat
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
 
+def _as_read(command: str) -> str: return ' '.join(command.lower().split())   # as the environment reads it
+
 def _command_word(text: str) -> str:
     words = text.strip().lower().split()
     return words[0] if words and words[0] in ALL_COMMANDS else 'invalid'
@@ -368,8 +370,6 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
             'env_seed': [r.seed for r in rolls]}
 
 # %% ../../nbs/46_repair.train.ipynb #32e1c8f4
-def _same_command(a: str, b: str) -> bool: return a.lower().split() == b.lower().split()
-
 class DecisionRollouts:
     "A TRL `rollout_func` over single decisions: a reply to a demonstrator's observation, scored by `reward`."
     def __init__(self, task: str = 'task_4_expert', seeds=range(100), demonstrator: str = 'inspector',
@@ -400,7 +400,7 @@ class DecisionRollouts:
 
     def finish(self, seed: int, turn: int, command: str) -> tuple[float, bool]:
         "`(return, success)` on `seed`: `command` in place of the demonstrator's at `turn`, then the demonstrator."
-        key = (seed, turn, ' '.join(command.lower().split()))
+        key = (seed, turn, _as_read(command))
         if key not in self._finished:
             env, agent = RepairEnv(self.task), _demonstrator(self.demonstrator, self.task, seed)
             obs, ret, sent = env.reset(seed=seed), 0.0, 0
@@ -416,13 +416,13 @@ class DecisionRollouts:
         "The reply `command` to `prompt`: its state, whether it is the demonstrator's, and its reward."
         seed, turn, answer = self.state_of(prompt)
         row = {'seed': seed, 'turn': turn, 'reply': command, 'answer': answer,
-               'match': _same_command(command, answer)}
+               'match': _as_read(command) == _as_read(answer)}
         if callable(self.reward): return {**row, 'reward': float(self.reward(prompt[-1]['content'], command))}
         if self.reward == 'episode':
             ret, success = self.finish(seed, turn, command)
             return {**row, 'reward': ret + self.success_bonus * success, 'success': success}
-        return {**row, 'reward': float(_same_command(command, answer if self.reward == 'demonstrator'
-                                                     else self.reward))}
+        wanted = answer if self.reward == 'demonstrator' else self.reward
+        return {**row, 'reward': float(_as_read(command) == _as_read(wanted))}
 
 # %% ../../nbs/46_repair.train.ipynb #2f8f63cc
 def _reply_texts(tokenizer, replies: list[list[int]]) -> list[str]:
@@ -613,7 +613,7 @@ def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | N
     "The first turn where an evaluated episode (`task`, `seed`, `commands`) and baseline `reference` on its seed send different commands; None if they never do."
     env = env or RepairEnv()
     ref = record_episode(env, BASELINES[reference](row['seed']), row['seed'], row['task'], reference)
-    said = lambda cmds: [' '.join(c.lower().split()) for c in cmds]     # as the environment reads them
+    said = lambda cmds: [_as_read(c) for c in cmds]
     mine, theirs = said(row['commands']), said(ref.commands)
     turn = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
     if turn == len(mine) == len(theirs): return None
