@@ -242,11 +242,15 @@ def _close(r: Rollout, env: RepairEnv) -> None:
     r.done, r.success = True, bool(env.state.success)
     if env.state.final_accuracy is not None: r.accuracy = env.state.final_accuracy
 
+def _reply_text(tokenizer, ids: list[int]) -> str:
+    "A generated reply's text, its end-of-turn token dropped."
+    return tokenizer.decode([i for i in ids if i != tokenizer.eos_token_id], skip_special_tokens=True)
+
 def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str, last: bool,
              mask: list[int] | None = None) -> None:
     "Append the generated command, step the environment, and append its reply (masked out) unless it is over."
     eos = tokenizer.eos_token_id
-    command = tokenizer.decode([i for i in ids if i != eos], skip_special_tokens=True)
+    command = _reply_text(tokenizer, ids)
     r.completion_ids += ids; r.mask += [1] * len(ids) if mask is None else mask
     # close the turn as the template
     if not ids or ids[-1] != eos: r.completion_ids.append(eos); r.mask.append(0)
@@ -425,10 +429,6 @@ class DecisionRollouts:
         return {**row, 'reward': float(_as_read(command) == _as_read(wanted))}
 
 # %% ../../nbs/46_repair.train.ipynb #2f8f63cc
-def _reply_texts(tokenizer, replies: list[list[int]]) -> list[str]:
-    eos = tokenizer.eos_token_id
-    return [tokenizer.decode([i for i in ids if i != eos], skip_special_tokens=True) for ids in replies]
-
 @patch
 def __call__(self: DecisionRollouts, prompts: list, trainer) -> dict:
     "A sampled reply (commands only) to each prompt, scored: the ids, masks, rewards and seeds TRL expects."
@@ -438,7 +438,8 @@ def __call__(self: DecisionRollouts, prompts: list, trainer) -> dict:
     replies = sample_replies(model, tok, contexts, self.trie, self.max_new_tokens,
                              temperature=trainer.temperature)
     completions, masks, rows = [], [], []
-    for prompt, ids, command in zip(prompts, replies, _reply_texts(tok, replies)):
+    for prompt, ids in zip(prompts, replies):
+        command = _reply_text(tok, ids)
         mask = self.trie.mask(ids)
         if not ids or ids[-1] != tok.eos_token_id: ids, mask = ids + [tok.eos_token_id], mask + [0]
         t0 = time.perf_counter()
@@ -459,7 +460,7 @@ def evaluate(self: DecisionRollouts, model, tokenizer, batch_size: int = 64) -> 
         batch = prompts[s:s + batch_size]
         contexts = [encode(tokenizer, render(tokenizer, p, True)) for p in batch]
         replies = sample_replies(model, tokenizer, contexts, trie, self.max_new_tokens, greedy=True)
-        rows += [self.score(p, c) for p, c in zip(batch, _reply_texts(tokenizer, replies))]
+        rows += [self.score(p, _reply_text(tokenizer, ids)) for p, ids in zip(batch, replies)]
     return rows
 
 # %% ../../nbs/46_repair.train.ipynb #f676accd
