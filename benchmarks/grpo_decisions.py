@@ -2,9 +2,12 @@
 
     python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward 'apply 1' --lr 1e-3 --steps 20
     python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward episode --lr 3e-4 --steps 100
+    python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward episode --states all --episode-seeds 0:40
 
 The prompts are the observations a demonstrator (`--demonstrator`, the inspector by default) answered right after
-`inspect_groups` on `--seeds` of `--task`, each alone; the agent answers once and `--reward` scores the answer:
+`inspect_groups` on `--seeds` of `--task` (in its successful episodes, or with `--states all` in all of them: the
+decisions where it failed are where another reply can do better than it), each alone; the agent answers once and
+`--reward` scores the answer:
 `episode` (the demonstrator plays on from it: the episode's return plus 1 for a success), `demonstrator` (1 for the
 demonstrator's own command), a command such as `apply 1` (1 for that command: a control that GRPO should always
 move) or `rescale-first` (a contextual control: 1 for `apply 1` where the site line's first fix is a rescale, for
@@ -97,6 +100,8 @@ def main():
     p.add_argument('--max-length', type=int, default=3072)
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--out', default=None, help='save the trained agent here')
+    p.add_argument('--states', default='successful', choices=('successful', 'all'),
+                   help="prompts from the demonstrator's successful episodes, or from all (its failures too)")
     p.add_argument('--sft-baseline', action='store_true',
                    help="also SFT the start on the same decisions (the demonstrator's answers) and compare")
     a = p.parse_args()
@@ -108,8 +113,8 @@ def main():
                          f"{', '.join(RULES)}; got {a.reward!r}")
     try:
         reward = RULES.get(a.reward, a.reward)
-        rollouts = DecisionRollouts(a.task, train, a.demonstrator, reward=reward, max_length=a.max_length)
-        evaluation = DecisionRollouts(a.task, held, a.demonstrator, reward=reward, max_length=a.max_length)
+        rollouts, evaluation = (DecisionRollouts(a.task, seeds, a.demonstrator, reward=reward, states=a.states,
+                                                 max_length=a.max_length) for seeds in (train, held))
     except ValueError as e: raise SystemExit(str(e))
     config = TrainConfig(sft=SFTSettings(max_length=a.max_length))
     model, tok = load_agent(a.agent, config)
@@ -126,7 +131,7 @@ def main():
     after = evaluation.evaluate(trained, tok)
     steps = defaultdict(list)
     for r in rollouts.log: steps[r['step']].append(r['reward'])
-    out = {'agent': a.agent, 'task': a.task, 'demonstrator': a.demonstrator, 'reward': a.reward,
+    out = {'agent': a.agent, 'task': a.task, 'demonstrator': a.demonstrator, 'reward': a.reward, 'states': a.states,
            'steps': a.steps, 'lr': a.lr, 'beta': a.beta, 'temperature': a.temperature,
            'train_states': len(rollouts.dataset), 'eval_states': len(evaluation.dataset),
            'before': means(before), 'after': means(after),

@@ -52,3 +52,15 @@ def test_contextual_control_is_a_named_rule(agent):
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     assert out['reward'] == 'rescale-first' and 0 <= out['before']['reward'] <= 1 and out['env_share'] == 0
+
+
+def test_states_all_takes_the_demonstrators_failures_too(agent):
+    "The inspector fails expert seed 14: its decisions there are prompts only with `--states all`."
+    args = ('--agent', agent, '--reward', 'apply 1', '--seeds', '2100:2', '--eval-seeds', '14:1', '--steps', '1',
+            '--per-step', '2', '--num-generations', '2', '--threads', '1')
+    r = run(*args)
+    assert r.returncode != 0 and 'no decisions: no successful trajectory' in r.stderr
+    r = run(*args, '--states', 'all')
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out['states'] == 'all' and out['eval_states'] > 0

@@ -379,19 +379,22 @@ class DecisionRollouts:
     def __init__(self, task: str = 'task_4_expert', seeds=range(100), demonstrator: str = 'inspector',
                  after: Sequence[str] = ('inspect_groups',),
                  reward: str | Callable[[str, str], float] = 'episode',
-                 success_bonus: float = 1.0,
+                 success_bonus: float = 1.0, states: str = 'successful',
                  system: str = SYSTEM_PROMPT, max_new_tokens: int = 20, max_length: int = 768,
                  log_path: str | Path | None = None):
         from datasets import Dataset
         if not callable(reward) and reward not in ('episode', 'demonstrator', *command_replies(task)):
             raise ValueError(f"reward is 'episode', 'demonstrator', one command of {task} (such as 'apply 1') "
                              f"or a function of (observation, reply); got {reward!r}")
+        if states not in ('successful', 'all'):
+            raise ValueError(f"states is 'successful' (the demonstrator's successful episodes) or 'all'; got {states!r}")
         self.task, self.demonstrator, self.reward = task, demonstrator, reward
         self.success_bonus = success_bonus
         self.system, self.max_new_tokens, self.max_length = system, max_new_tokens, max_length
         self.log_path, self.log, self.trie, self._finished = log_path and Path(log_path), [], None, {}
         self.states, rows = {}, []
-        for d in decision_dataset(record_rollouts([demonstrator], seeds, task), after, system=system):
+        episodes = record_rollouts([demonstrator], seeds, task)
+        for d in decision_dataset(episodes, after, successful_only=states == 'successful', system=system):
             observation = d['messages'][-2]['content']
             if observation in self.states: continue        # the same observation on two seeds: the first kept
             self.states[observation] = (d['seed'], d['turn'], d['messages'][-1]['content'])
