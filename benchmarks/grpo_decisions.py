@@ -22,7 +22,7 @@ episodes, `episode` reward only). With `--episode-seeds START:COUNT` it also pla
 after, on those seeds, and adds `episodes`: success before, after, and the paired difference. With `--sft-baseline` it
 also trains the same start by SFT on the same decisions, the demonstrator's answers as labels (as many examples and
 steps, the same learning rate), and adds `sft`: its `after`, `after_minus_before`, and `grpo_minus_sft` (the match,
-paired per seed as above).
+paired per seed as above); with `--states all` those labels include its answers in the episodes it failed.
 """
 import argparse, json, sys, time
 from collections import defaultdict
