@@ -387,7 +387,8 @@ class DecisionRollouts:
             raise ValueError(f"reward is 'episode', 'demonstrator', one command of {task} (such as 'apply 1') "
                              f"or a function of (observation, reply); got {reward!r}")
         if states not in ('successful', 'all'):
-            raise ValueError(f"states is 'successful' (the demonstrator's successful episodes) or 'all'; got {states!r}")
+            raise ValueError(f"states is 'successful' (the demonstrator's successful episodes) or 'all'; "
+                             f"got {states!r}")
         self.task, self.demonstrator, self.reward = task, demonstrator, reward
         self.success_bonus = success_bonus
         self.system, self.max_new_tokens, self.max_length = system, max_new_tokens, max_length
