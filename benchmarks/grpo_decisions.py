@@ -3,6 +3,8 @@
     python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward 'apply 1' --lr 1e-3 --steps 20
     python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward episode --lr 3e-4 --steps 100
     python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --reward episode --states all --episode-seeds 0:40
+    python benchmarks/grpo_decisions.py --agent runs/agent-expert/sft --rollouts branch --reward success --skip 1 \
+        --per-step 8 --steps 60 --episode-seeds 0:40
 
 The prompts are the observations a demonstrator (`--demonstrator`, the inspector by default) answered right after
 `inspect_groups` on `--seeds` of `--task` (in its successful episodes, or with `--states all` in all of them: the
@@ -23,6 +25,13 @@ after, on those seeds, and adds `episodes`: success before, after, and the paire
 also trains the same start by SFT on the same decisions, the demonstrator's answers as labels (as many examples and
 steps, the same learning rate), and adds `sft`: its `after`, `after_minus_before`, and `grpo_minus_sft` (the match,
 paired per seed as above); with `--states all` those labels include its answers in the episodes it failed.
+
+With `--rollouts branch` GRPO trains on `repair.train.BranchRollouts` instead: each `--seeds` episode is played by
+the agent greedily, and its group replays it up to one of the agent's own decisions after `inspect_groups` (the
+first `--skip` of them left out), samples a reply there in the agent's context and plays on greedily; `--reward` is
+`episode` or `success` (1 for a success). `train_states` is then the number of seeds; the evaluation decisions are
+scored with the `episode` reward; `training` adds `own_success`, the greedy success of each step's seeds before the
+step (the policy on seeds it had not yet trained on, unless drawn again).
 """
 import argparse, json, sys, time
 from collections import defaultdict
@@ -31,8 +40,8 @@ import torch
 from dataenvgym.core import bootstrap_ci
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train
 from dataenvgym.repair.tasks import TASKS
-from dataenvgym.repair.train import (BASELINES, DecisionRollouts, TrainConfig, command_replies, evaluate_agent,
-                                     load_agent, paired_difference)
+from dataenvgym.repair.train import (BASELINES, BranchRollouts, DecisionRollouts, TrainConfig, command_replies,
+                                     evaluate_agent, load_agent, paired_difference)
 
 
 def rescale_first(observation: str, reply: str) -> float:
@@ -102,19 +111,26 @@ def main():
     p.add_argument('--out', default=None, help='save the trained agent here')
     p.add_argument('--states', default='successful', choices=('successful', 'all'),
                    help="prompts from the demonstrator's successful episodes, or from all (its failures too)")
+    p.add_argument('--rollouts', default='decisions', choices=('decisions', 'branch'),
+                   help="single demonstrator decisions, or one of the agent's own decisions in its episode")
+    p.add_argument('--skip', type=int, default=0, help='with --rollouts branch: site-report decisions left out')
     p.add_argument('--sft-baseline', action='store_true',
                    help="also SFT the start on the same decisions (the demonstrator's answers) and compare")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     train, held = seed_range(a.seeds, '--seeds'), seed_range(a.eval_seeds, '--eval-seeds')
     if set(train) & set(held): raise SystemExit('--seeds and --eval-seeds overlap: evaluate on seeds not trained on')
-    if a.reward not in ('episode', 'demonstrator', *RULES, *command_replies(a.task)):
+    if a.rollouts == 'branch' and (a.reward not in ('episode', 'success') or a.sft_baseline):
+        raise SystemExit('--rollouts branch takes --reward episode or success, and no --sft-baseline')
+    if a.rollouts == 'decisions' and a.reward not in ('episode', 'demonstrator', *RULES, *command_replies(a.task)):
         raise SystemExit(f"--reward is episode, demonstrator, a command of {a.task} (such as 'apply 1') or "
                          f"{', '.join(RULES)}; got {a.reward!r}")
     try:
-        reward = RULES.get(a.reward, a.reward)
+        reward = 'episode' if a.rollouts == 'branch' else RULES.get(a.reward, a.reward)
         rollouts, evaluation = (DecisionRollouts(a.task, seeds, a.demonstrator, reward=reward, states=a.states,
                                                  max_length=a.max_length) for seeds in (train, held))
+        if a.rollouts == 'branch':
+            rollouts = BranchRollouts(a.task, train, skip=a.skip, reward=a.reward, max_length=a.max_length)
     except ValueError as e: raise SystemExit(str(e))
     config = TrainConfig(sft=SFTSettings(max_length=a.max_length))
     model, tok = load_agent(a.agent, config)
@@ -129,9 +145,11 @@ def main():
     trained = grpo_train(model, tok, rollouts, settings).model
     seconds = time.perf_counter() - t0
     after = evaluation.evaluate(trained, tok)
-    steps = defaultdict(list)
+    steps, own = defaultdict(list), defaultdict(dict)
     for r in rollouts.log: steps[r['step']].append(r['reward'])
+    for r in rollouts.log if a.rollouts == 'branch' else []: own[r['step']][r['seed']] = r['own_success']
     out = {'agent': a.agent, 'task': a.task, 'demonstrator': a.demonstrator, 'reward': a.reward, 'states': a.states,
+           'rollouts': a.rollouts, 'skip': a.skip,
            'steps': a.steps, 'lr': a.lr, 'beta': a.beta, 'temperature': a.temperature,
            'train_states': len(rollouts.dataset), 'eval_states': len(evaluation.dataset),
            'before': means(before), 'after': means(after),
@@ -140,6 +158,7 @@ def main():
            'training': {'reward': [round(float(np.mean(v)), 4) for _, v in sorted(steps.items())]},
            'seconds_per_step': round(seconds / a.steps, 2),
            'env_share': round(sum(r['env_seconds'] for r in rollouts.log) / seconds, 4)}
+    if own: out['training']['own_success'] = [round(float(np.mean(list(v.values()))), 4) for _, v in sorted(own.items())]
     if episodes:
         episodes_after = play(trained)
         d = paired_difference(episodes_after, episodes_before)

@@ -64,3 +64,18 @@ def test_states_all_takes_the_demonstrators_failures_too(agent):
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     assert out['states'] == 'all' and out['eval_states'] > 0
+
+
+def test_branch_rollouts_train_on_the_agents_own_decisions(agent):
+    "`--rollouts branch`: GRPO on one of the agent's decisions in its own episode; the greedy success curve is there."
+    r = run('--agent', agent, '--rollouts', 'branch', '--reward', 'success', '--skip', '1', '--seeds', '2100:3',
+            '--eval-seeds', '0:2', '--episode-seeds', '0:2', '--steps', '2', '--per-step', '2',
+            '--num-generations', '2', '--threads', '1')
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out['rollouts'] == 'branch' and out['skip'] == 1 and out['train_states'] == 3
+    assert len(out['training']['reward']) == len(out['training']['own_success']) == 2
+    assert all(0 <= x <= 1 for x in out['training']['own_success']) and out['episodes']['after_minus_before']['n'] == 2
+    r = run('--agent', agent, '--rollouts', 'branch', '--reward', 'demonstrator', '--seeds', '2100:1',
+            '--eval-seeds', '0:1')
+    assert r.returncode != 0 and '--rollouts branch takes --reward episode or success' in r.stderr

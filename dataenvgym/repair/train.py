@@ -32,10 +32,10 @@ from .tasks import TASKS
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observation_text', 'Trajectory', 'record_episode',
            'record_rollouts', 'observation_only', 'warmup_dataset', 'decision_dataset', 'Rollout', 'play_episodes',
-           'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'DecisionRollouts', 'plot_training',
-           'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference', 'eval_summary', 'eval_table',
-           'command_usage', 'usage_table', 'first_divergence', 'best_scripted', 'divergence_summary', 'TrainConfig',
-           'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
+           'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'DecisionRollouts',
+           'BranchRollouts', 'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference',
+           'eval_summary', 'eval_table', 'command_usage', 'usage_table', 'first_divergence', 'best_scripted',
+           'divergence_summary', 'TrainConfig', 'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -196,6 +196,7 @@ class Rollout:
     accuracy: float = float('nan')
     env_seconds: float = 0.0        # time spent in the environment's steps
     truncated: bool = False         # the harness submitted it (turns or context spent)
+    branch: tuple[int, int] | None = None   # where the sampled reply of branched play lies in completion_ids
 
     @property
     def ret(self) -> float: return float(sum(self.rewards))
@@ -208,8 +209,9 @@ class Rollout:
 def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generate: Generate | None = None,
                   max_turns: int = 16, system: str = SYSTEM_PROMPT, max_length: int | None = 768,
                   batch_size: int = 64, max_new_tokens: int = 20, trie: ReplyTrie | None = None,
-                  **sample_kw) -> list[Rollout]:
+                  branch: Sequence[tuple[Sequence[str], int]] | None = None, **sample_kw) -> list[Rollout]:
     "Play each `(task, seed)` with the model in lock-step batches: one command a turn, at most `max_turns` turns."
+    # `branch`: one `(commands, turn)` an episode: replay commands before `turn`, sample there, then greedy
     # with a trie, replies stay among its commands, and only the tokens that were a choice are trained on
     generate = generate or (lambda m, t, ctx: sample_replies(m, t, ctx, trie, max_new_tokens, **sample_kw)
                             if trie else sample_commands(m, t, ctx, max_new_tokens, **sample_kw))
@@ -227,10 +229,31 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
         live = [i for i, r in enumerate(rolls) if not r.done]
         for s in range(0, len(live), batch_size):
             idx = live[s:s + batch_size]
-            new = generate(model, tokenizer, [rolls[i].prompt_ids + rolls[i].completion_ids for i in idx])
-            for i, ids in zip(idx, new): _advance(rolls[i], envs[i], ids, tokenizer, system,
-                                                  turn == max_turns - 1, trie.mask(ids) if trie else None)
+            contexts = [rolls[i].prompt_ids + rolls[i].completion_ids for i in idx]
+            new = (generate(model, tokenizer, contexts) if branch is None else
+                   _branch_replies(model, tokenizer, contexts, [branch[i] for i in idx], turn, trie,
+                                   max_new_tokens, sample_kw))
+            for i, ids in zip(idx, new):
+                start = len(rolls[i].completion_ids)
+                _advance(rolls[i], envs[i], ids, tokenizer, system, turn == max_turns - 1,
+                         trie.mask(ids) if trie else None)
+                if branch and turn == branch[i][1]:
+                    end = rolls[i].completion_ids.index(tokenizer.eos_token_id, start) + 1
+                    rolls[i].branch = (start, end)
     return rolls
+
+def _branch_replies(model, tokenizer, contexts, plans, turn: int, trie, max_new_tokens: int,
+                    sample_kw: dict) -> list[list[int]]:
+    "One turn of branched play: the episode's own command before its turn, a sample at it, greedy after."
+    if trie is None: raise ValueError('branched play decodes among commands: pass a trie (command_trie)')
+    out = [tokenizer.encode(c[turn], add_special_tokens=False) if turn < at else None for c, at in plans]
+    for kw, pick in (({**sample_kw, 'greedy': False}, lambda at: turn == at),
+                     ({'greedy': True}, lambda at: turn > at)):
+        ks = [k for k, (_, at) in enumerate(plans) if pick(at)]
+        if not ks: continue
+        replies = sample_replies(model, tokenizer, [contexts[k] for k in ks], trie, max_new_tokens, **kw)
+        for k, ids in zip(ks, replies): out[k] = ids
+    return out
 
 # %% ../../nbs/46_repair.train.ipynb #7f302e79
 def _close(r: Rollout, env: RepairEnv) -> None:
@@ -466,6 +489,63 @@ def evaluate(self: DecisionRollouts, model, tokenizer, batch_size: int = 64) -> 
         replies = sample_replies(model, tokenizer, contexts, trie, self.max_new_tokens, greedy=True)
         rows += [self.score(p, _reply_text(tokenizer, ids)) for p, ids in zip(batch, replies)]
     return rows
+
+# %% ../../nbs/46_repair.train.ipynb #59865599
+class BranchRollouts:
+    "A TRL `rollout_func` crediting one decision in the agent's own context: its episode replayed, a branch."
+    def __init__(self, task: str = 'task_4_expert', seeds=range(100),
+                 after: Sequence[str] = ('inspect_groups',),
+                 skip: int = 0, reward: str = 'success', success_bonus: float = 1.0, seed: int = 0,
+                 system: str = SYSTEM_PROMPT, max_turns: int = 24, max_new_tokens: int = 20,
+                 max_length: int = 3072, log_path: str | Path | None = None):
+        from datasets import Dataset
+        if reward not in ('success', 'episode'):
+            raise ValueError(f"reward is 'success' or 'episode' (the return plus success_bonus); "
+                             f"got {reward!r}")
+        self.task, self.after, self.skip = task, tuple(after), skip
+        self.reward, self.success_bonus = reward, success_bonus
+        self.seed, self.system, self.max_turns = seed, system, max_turns
+        self.max_new_tokens, self.max_length = max_new_tokens, max_length
+        self.log_path, self.log, self.trie = log_path and Path(log_path), [], None
+        self.dataset = Dataset.from_list([{'prompt': agent_messages([f'episode {s}'], [], system), 'seed': s}
+                                          for s in dict.fromkeys(seeds)])
+
+    def seed_of(self, prompt: list[dict]) -> int: return int(prompt[-1]['content'].split()[1])
+
+    def branch_turn(self, commands: Sequence[str], seed: int, step: int) -> int:
+        "A decision right after a command in `after`, past the first `skip` (else any such, else the first)."
+        turns = [i + 1 for i, c in enumerate(commands[:-1]) if _as_read(c) in self.after]
+        return int(np.random.default_rng([self.seed, seed, step]).choice(turns[self.skip:] or turns or [0]))
+
+# %% ../../nbs/46_repair.train.ipynb #a49dcf34
+@patch
+def __call__(self: BranchRollouts, prompts: list, trainer) -> dict:
+    "Each seed played greedily once, then its group branched at one of its decisions: TRL's ids and rewards."
+    model, tok = trainer.accelerator.unwrap_model(trainer.model), trainer.processing_class
+    self.trie = self.trie or command_trie(tok, self.task)
+    step, seeds = trainer.state.global_step, [self.seed_of(p) for p in prompts]
+    kw = dict(max_turns=self.max_turns, system=self.system, max_length=self.max_length,
+              max_new_tokens=self.max_new_tokens, trie=self.trie)
+    firsts = list(dict.fromkeys(seeds))
+    own = dict(zip(firsts, play_episodes(model, tok, [(self.task, s) for s in firsts], greedy=True, **kw)))
+    plans = {s: (own[s].commands, self.branch_turn(own[s].commands, s, step)) for s in firsts}
+    rolls = play_episodes(model, tok, [(self.task, s) for s in seeds], branch=[plans[s] for s in seeds],
+                          temperature=trainer.temperature, **kw)
+    contexts, completions, masks, rows = [], [], [], []
+    bonus = 1.0 if self.reward == 'success' else self.success_bonus
+    for r in rolls:
+        (a, b), (cmds, turn) = r.branch, plans[r.seed]
+        contexts.append(r.prompt_ids + r.completion_ids[:a])
+        completions.append(r.completion_ids[a:b]); masks.append(r.mask[a:b])
+        rows.append({'step': step, 'seed': r.seed, 'turn': turn, 'reply': r.commands[turn],
+                     'own': cmds[turn] if turn < len(cmds) else None, 'success': r.success,
+                     'own_success': own[r.seed].success, 'return': r.ret,
+                     'reward': (0.0 if self.reward == 'success' else r.ret) + bonus * r.success,
+                     'env_seconds': round(r.env_seconds + own[r.seed].env_seconds / seeds.count(r.seed), 4)})
+    self.log += rows
+    if self.log_path: append_jsonl(self.log_path, rows)
+    return {'prompt_ids': contexts, 'completion_ids': completions, 'logprobs': None, 'env_mask': masks,
+            'env_return': [r['reward'] for r in rows], 'env_seed': seeds}
 
 # %% ../../nbs/46_repair.train.ipynb #f676accd
 @plot_style()
