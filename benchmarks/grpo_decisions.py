@@ -127,10 +127,11 @@ def main():
                          f"{', '.join(RULES)}; got {a.reward!r}")
     try:
         reward = 'episode' if a.rollouts == 'branch' else RULES.get(a.reward, a.reward)
-        rollouts, evaluation = (DecisionRollouts(a.task, seeds, a.demonstrator, reward=reward, states=a.states,
-                                                 max_length=a.max_length) for seeds in (train, held))
-        if a.rollouts == 'branch':
-            rollouts = BranchRollouts(a.task, train, skip=a.skip, reward=a.reward, max_length=a.max_length)
+        decisions = lambda seeds: DecisionRollouts(a.task, seeds, a.demonstrator, reward=reward, states=a.states,
+                                                   max_length=a.max_length)
+        evaluation = decisions(held)
+        rollouts = (BranchRollouts(a.task, train, skip=a.skip, reward=a.reward, max_length=a.max_length)
+                    if a.rollouts == 'branch' else decisions(train))
     except ValueError as e: raise SystemExit(str(e))
     config = TrainConfig(sft=SFTSettings(max_length=a.max_length))
     model, tok = load_agent(a.agent, config)

@@ -517,6 +517,10 @@ class BranchRollouts:
         turns = [i + 1 for i, c in enumerate(commands[:-1]) if _as_read(c) in self.after]
         return int(np.random.default_rng([self.seed, seed, step]).choice(turns[self.skip:] or turns or [0]))
 
+    def score(self, r: Rollout) -> float:
+        "Reward of a branched episode: success, or (`'episode'`) the return plus `success_bonus` for a success."
+        return float(r.success) if self.reward == 'success' else r.ret + self.success_bonus * r.success
+
 # %% ../../nbs/46_repair.train.ipynb #a49dcf34
 @patch
 def __call__(self: BranchRollouts, prompts: list, trainer) -> dict:
@@ -531,17 +535,15 @@ def __call__(self: BranchRollouts, prompts: list, trainer) -> dict:
     plans = {s: (own[s].commands, self.branch_turn(own[s].commands, s, step)) for s in firsts}
     rolls = play_episodes(model, tok, [(self.task, s) for s in seeds], branch=[plans[s] for s in seeds],
                           temperature=trainer.temperature, **kw)
-    contexts, completions, masks, rows = [], [], [], []
-    bonus = 1.0 if self.reward == 'success' else self.success_bonus
+    contexts, completions, masks, rows, group = [], [], [], [], Counter(seeds)
     for r in rolls:
         (a, b), (cmds, turn) = r.branch, plans[r.seed]
         contexts.append(r.prompt_ids + r.completion_ids[:a])
         completions.append(r.completion_ids[a:b]); masks.append(r.mask[a:b])
         rows.append({'step': step, 'seed': r.seed, 'turn': turn, 'reply': r.commands[turn],
-                     'own': cmds[turn] if turn < len(cmds) else None, 'success': r.success,
-                     'own_success': own[r.seed].success, 'return': r.ret,
-                     'reward': (0.0 if self.reward == 'success' else r.ret) + bonus * r.success,
-                     'env_seconds': round(r.env_seconds + own[r.seed].env_seconds / seeds.count(r.seed), 4)})
+                     'own': cmds[turn], 'success': r.success, 'own_success': own[r.seed].success,
+                     'return': r.ret, 'reward': self.score(r),
+                     'env_seconds': round(r.env_seconds + own[r.seed].env_seconds / group[r.seed], 4)})
     self.log += rows
     if self.log_path: append_jsonl(self.log_path, rows)
     return {'prompt_ids': contexts, 'completion_ids': completions, 'logprobs': None, 'env_mask': masks,
