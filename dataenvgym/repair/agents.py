@@ -1,4 +1,4 @@
-"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, greedy search, a site inspector, exhaustive search, oracle) and an episode runner.
+"""Baseline agents for the data-repair environment (random, submit-at-once, heuristic, observation-only reader, greedy search, a site inspector, exhaustive search, oracle), an episode runner and fix ablations.
 
 Docs: https://dataenvgym.github.io/dataenvgym/repair.agents.html.md"""
 
@@ -8,17 +8,19 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.agents.html.md"""
 from __future__ import annotations
 import re, time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Iterable, Protocol, Sequence
 import numpy as np
 from typing import Iterator
 from .env import COMMANDS, UNLIMITED, RepairEnv, RepairObservation, commands_for
-from .specialists import reference_plan
+from .env import ALL_COMMANDS, parse_command
+from .specialists import OPS, reference_plan
 from ..plotting import plot_style
 
 # %% auto #0
 __all__ = ['SOURCE', 'ROW_DROPPING', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'fix_kind',
            'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'PathAgent',
-           'exhaustive_path', 'site_agreement', 'InspectorAgent', 'compare_agents', 'plot_comparison']
+           'exhaustive_path', 'site_agreement', 'InspectorAgent', 'compare_agents', 'plot_comparison', 'WithoutFixes',
+           'ablations']
 
 # %% ../../nbs/43_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -287,3 +289,35 @@ def plot_comparison(rows: list[dict]):
     a2.legend(loc='center left', bbox_to_anchor=(1, 0.5), fontsize=8)
     fig.tight_layout()
     return fig
+
+# %% ../../nbs/43_repair.agents.ipynb #c50a1e44
+def _applied(command: str, obs: RepairObservation) -> dict | None:
+    "The listed recommendation that `command` applies (as the environment reads it), or `None`."
+    try: cmd, n = parse_command(command, ALL_COMMANDS)
+    except ValueError: return None
+    return next((r for r in obs.metadata.get('recommendations', []) if cmd == 'apply' and r['n'] == n), None)
+
+class WithoutFixes:
+    "`agent` with the fix kinds `ops` left out: its `apply` of one is answered, without a step, by an error observation."
+    def __init__(self, agent: Agent, ops: Iterable[str], patience: int = 100):
+        ops = frozenset(ops)
+        if bad := sorted(ops - set(OPS)): raise ValueError(f'unknown fix kinds {bad}; valid: {", ".join(OPS)}')
+        self.agent, self.ops, self.patience = agent, ops, patience
+    def begin(self, env):
+        self.left_out = []                       # the commands answered by an error, in order
+        self.agent.begin(env)
+    def act(self, obs: RepairObservation) -> str:
+        for _ in range(self.patience):
+            command = self.agent.act(obs)
+            if (rec := _applied(command, obs)) is None or rec['op'] not in self.ops: return command
+            self.left_out.append(command)
+            error = f"{rec['op']} is left out"
+            obs = obs.model_copy(update={'response': f'Error: {error}', 'reward': None,
+                                         'metadata': {**obs.metadata, 'error': error}})
+        raise RuntimeError(f'the agent applied a left-out fix {self.patience} times in a row '
+                           f'({", ".join(sorted(self.ops))}); it does not take an error for an answer')
+
+def ablations(name: str, make: Callable[[int], Agent], ops: Sequence[str]) -> dict[str, Callable[[int], Agent]]:
+    "For `compare_agents`: `make(seed)` as `name`, and it without each kind in `ops` as `name without op`."
+    return {name: make, **{f'{name} without {op}': (lambda seed, op=op: WithoutFixes(make(seed), [op]))
+                           for op in ops}}
