@@ -27,7 +27,7 @@ def test_lines_are_the_agents_and_labels_the_inspectors():
     p = probe()
     report = p.site_report()
     # with the report's own agreements: the agent's line of it, and the inspector's next command on seed 1000
-    own = [int(a * 100) for a in site_agreement(report).values()]
+    own = [round(a * 100) for a in site_agreement(report).values()]
     commands = play_episode(RepairEnv('task_4_expert'), InspectorAgent(), 1000).commands
     after = commands[[i for i, c in enumerate(commands) if c == 'inspect_groups'][1] + 1]
     assert p.labelled(report, own) == (observation_text(report), after)
