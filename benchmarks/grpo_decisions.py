@@ -146,9 +146,8 @@ def main():
     trained = grpo_train(model, tok, rollouts, settings).model
     seconds = time.perf_counter() - t0
     after = evaluation.evaluate(trained, tok)
-    steps, own = defaultdict(list), defaultdict(dict)
+    steps = defaultdict(list)
     for r in rollouts.log: steps[r['step']].append(r['reward'])
-    for r in rollouts.log if a.rollouts == 'branch' else []: own[r['step']][r['seed']] = r['own_success']
     out = {'agent': a.agent, 'task': a.task, 'demonstrator': a.demonstrator, 'reward': a.reward, 'states': a.states,
            'rollouts': a.rollouts, 'skip': a.skip,
            'steps': a.steps, 'lr': a.lr, 'beta': a.beta, 'temperature': a.temperature,
@@ -159,7 +158,10 @@ def main():
            'training': {'reward': [round(float(np.mean(v)), 4) for _, v in sorted(steps.items())]},
            'seconds_per_step': round(seconds / a.steps, 2),
            'env_share': round(sum(r['env_seconds'] for r in rollouts.log) / seconds, 4)}
-    if own: out['training']['own_success'] = [round(float(np.mean(list(v.values()))), 4) for _, v in sorted(own.items())]
+    if a.rollouts == 'branch':   # each step's seeds once: their greedy episode before the step
+        own = defaultdict(dict)
+        for r in rollouts.log: own[r['step']][r['seed']] = r['own_success']
+        out['training']['own_success'] = [round(float(np.mean(list(v.values()))), 4) for _, v in sorted(own.items())]
     if episodes:
         episodes_after = play(trained)
         d = paired_difference(episodes_after, episodes_before)

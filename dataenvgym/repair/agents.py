@@ -295,7 +295,8 @@ def _applied(command: str, obs: RepairObservation) -> dict | None:
     "The listed recommendation that `command` applies (as the environment reads it), or `None`."
     try: cmd, n = parse_command(command, ALL_COMMANDS)
     except ValueError: return None
-    return next((r for r in obs.metadata.get('recommendations', []) if cmd == 'apply' and r['n'] == n), None)
+    if cmd != 'apply': return None
+    return next((r for r in obs.metadata.get('recommendations', []) if r['n'] == n), None)
 
 class WithoutFixes:
     "`agent` with the fix kinds `ops` left out: its `apply` of one is answered, without a step, by an error observation."
