@@ -2,6 +2,7 @@
 cluster on this machine), and a sweep killed midway that, rerun, runs only the episodes it had not finished."""
 import json, os, re, secrets, signal, socket, subprocess, sys, tempfile, time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,15 +22,18 @@ def ray_env() -> dict:
     return {**os.environ, **LOCAL_RAY, 'OMP_NUM_THREADS': '1'}
 
 
-def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout: int = 900) -> dict:
-    "Run the sweep of SPEC in a fresh interpreter (as a user's script would); its result as JSON."
-    code = ('import json, sys; from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep; '
+def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout: int = 900, before: str = '',
+                        stderr: list | None = None) -> dict:
+    """Run the sweep of SPEC in a fresh interpreter (as a user's script would), after the code `before`; its result
+    as JSON (and its stderr appended to `stderr`)."""
+    code = (f'{before}\nimport json, sys; from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep; '
             f'r = run_sweep(make_spec(**{SPEC!r}), sys.argv[1], progress=False, **json.loads(sys.argv[2])); '
             'print(r.model_dump_json())')
     kw = dict(zip(args[::2], args[1::2]))
     p = subprocess.run([sys.executable, '-c', code, str(out), json.dumps(kw)], capture_output=True, text=True, timeout=timeout,
                        env=env or ray_env())
     assert p.returncode == 0, p.stderr[-3000:]
+    if stderr is not None: stderr.append(p.stderr)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -45,6 +49,36 @@ def test_ray_gives_the_sequential_numbers(sequential, tmp_path):
     assert res['backend'] == 'ray' and res['ran'] == 4
     assert [{k: v for k, v in r.items() if k not in VOLATILE} for r in res['rows']] == numbers(sequential)
     assert res['pairs'] == json.loads(json.dumps(sequential.pairs))
+
+
+# In the sweep's interpreter: once the first episode has finished, SIGKILL this process's raylet (as the kernel's
+# out-of-memory killer would), while the other episodes run or wait
+KILL_THE_RAYLET = """
+import signal, sys, threading, time
+from pathlib import Path
+import psutil
+def kill_the_raylet_after_the_first_episode(out):
+    while not any(Path(out).glob('**/result.jsonl')): time.sleep(0.1)
+    raylets = [p for p in psutil.Process().children(recursive=True) if p.name() == 'raylet']
+    for p in raylets: p.send_signal(signal.SIGKILL)
+    print(f'killed {len(raylets)} raylet', file=sys.stderr, flush=True)
+threading.Thread(target=kill_the_raylet_after_the_first_episode, args=(sys.argv[1],), daemon=True).start()
+"""
+
+
+def test_a_lost_local_ray_runtime_is_started_again(sequential, tmp_path):
+    pytest.importorskip('ray')
+    err = []
+    res = sweep_in_subprocess(tmp_path / 'ray', 'backend', 'ray', before=KILL_THE_RAYLET, stderr=err)
+    assert 'killed 1 raylet' in err[0] and 'the local Ray runtime was lost (LocalRayletDiedError)' in err[0], err[0][-3000:]
+    assert res['ran'] == 4
+    assert numbers(SimpleNamespace(rows=res['rows'])) == numbers(sequential)
+    assert res['pairs'] == json.loads(json.dumps(sequential.pairs))
+
+
+def test_ray_restarts_must_not_be_negative(tmp_path):
+    with pytest.raises(ValueError, match='ray_restarts must be 0 or more, not -1'):
+        run_sweep(make_spec(**SPEC), tmp_path, backend='ray', ray_restarts=-1, progress=False)
 
 
 def free_port() -> int:

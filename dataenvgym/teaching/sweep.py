@@ -6,7 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.sweep.html.md"""
 
 # %% ../../nbs/39_teaching.sweep.ipynb #60c08cc0
 from __future__ import annotations
-import json, os, re, time
+import json, os, re, time, warnings
 from contextlib import contextmanager
 from itertools import combinations
 from pathlib import Path
@@ -366,9 +366,12 @@ def save_sweep(result: SweepResult) -> Path:
 
 # %% ../../nbs/39_teaching.sweep.ipynb #4ab04f90
 # The local runtime: on this machine only (loopback, not the host's address), no usage report, time to start
-# on 2 busy cores
+# on 2 busy cores, and patience with a raylet that answers the GCS's health checks late: Ray's default
+# declares a node dead after five missed 10 s checks, which a raylet starved by torch jobs on two cores
+# can miss (CI, 2026-12-06)
 LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0',
-             'RAY_agent_register_timeout_ms': '120000'}
+             'RAY_agent_register_timeout_ms': '120000',
+             'RAY_health_check_timeout_ms': '30000', 'RAY_health_check_failure_threshold': '20'}
 
 def _import_ray():
     try: import ray
@@ -385,12 +388,15 @@ def _sequential(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int) -> I
     for ep in todo: yield run_one(ep, out, spec.iterations, cpus)
 
 # %% ../../nbs/39_teaching.sweep.ipynb #260cb0cf
-def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: float,
-            address: str | None) -> Iterator[dict]:
+def _start_ray(ray, address: str | None) -> None:
+    "Connect to the cluster at `address`, or start the local runtime; nothing if Ray is initialised."
+    if ray.is_initialized(): return
+    if address is None: os.environ.update(LOCAL_RAY)
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level='ERROR')
+
+def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: float) -> Iterator[dict]:
+    "The episodes `todo` as Ray tasks, each seed's after its seed student's task; their rows as they finish."
     ray = _import_ray()
-    if not ray.is_initialized():
-        if address is None: os.environ.update(LOCAL_RAY)
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level='ERROR')
     opts = {'num_cpus': cpus, 'num_gpus': gpus}
     warm = ray.remote(**opts)(warm_seed_student)
     after = ray.remote(**opts)(_run_after)
@@ -401,28 +407,60 @@ def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: fl
         done, pending = ray.wait(pending, num_returns=1)
         yield ray.get(done[0])
 
+def _runtime_lost(ray, e: Exception) -> bool:
+    "Whether `e` says the Ray runtime itself was lost or never came up (not that an episode failed)."
+    return isinstance(e, (ray.exceptions.LocalRayletDiedError, ray.exceptions.NodeDiedError)) \
+        or 'timed out during startup' in str(e)
+
+def _on_ray_restarting(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: float,
+                  address: str | None, restarts: int) -> Iterator[dict]:
+    """`_on_ray` on the cluster at `address`, or on a local runtime started here, which is started
+    again, up to `restarts` times, when it is lost (its raylet killed or declared dead): the episodes
+    whose rows had not come back go again, a finished one read back from its folder and an unfinished
+    one resumed from its last iteration."""
+    ray = _import_ray()
+    ours = address is None and not ray.is_initialized()
+    returned = set()
+    for attempt in range(restarts + 1):
+        try:
+            _start_ray(ray, address)
+            for r in _on_ray([ep for ep in todo if ep not in returned], out, spec, cpus, gpus):
+                returned.add(Episode(*(r[k] for k in Episode._fields)))
+                yield r
+            return
+        except Exception as e:
+            if not (ours and attempt < restarts and _runtime_lost(ray, e)): raise
+            warnings.warn(f'the local Ray runtime was lost ({type(e).__name__}); starting it again for the '
+                          f'{len(todo) - len(returned)} episodes whose rows had not come back')
+            ray.shutdown()
+
+
 # %% ../../nbs/39_teaching.sweep.ipynb #15df3b11
 def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str = 'sequential',
               address: str | None = None,
-              cpus_per_episode: int = 1, gpus_per_episode: float = 0, progress: bool = True) -> SweepResult:
-    "Run every episode of `spec` not finished yet in `out` (sequentially or on Ray), and summarise all of them."
+              cpus_per_episode: int = 1, gpus_per_episode: float = 0, ray_restarts: int = 2,
+              progress: bool = True) -> SweepResult:
+    """Run every episode of `spec` not finished yet in `out` (sequentially or on Ray), and summarise
+    all of them. A local Ray runtime that is lost midway is started again up to `ray_restarts` times."""
     if address is not None: backend = 'ray'
     if backend not in ('sequential', 'ray'):
         raise ValueError(f"unknown backend {backend!r}; valid backends: sequential, ray")
     if cpus_per_episode < 1: raise ValueError(f'cpus_per_episode must be at least 1, not {cpus_per_episode}')
+    if ray_restarts < 0: raise ValueError(f'ray_restarts must be 0 or more, not {ray_restarts}')
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     episodes = spec.episodes()
     todo = [ep for ep in episodes if not (out / ep.folder / 'result.jsonl').exists()]
     done = [run_one(ep, out, spec.iterations, cpus_per_episode) for ep in episodes if ep not in todo]
     rows = {tuple(r[k] for k in Episode._fields): r for r in done}
     t0 = time.perf_counter()
-    runner = _on_ray(todo, out, spec, cpus_per_episode,
-                     gpus_per_episode, address) if backend == 'ray' and todo else \
+    runner = _on_ray_restarting(todo, out, spec, cpus_per_episode, gpus_per_episode, address,
+                           ray_restarts) if backend == 'ray' and todo else \
              _sequential(todo, out, spec, cpus_per_episode)
     with tqdm(runner, total=len(todo), desc=f'sweep ({len(done)} of {len(episodes)} done before)',
               disable=not progress) as bar:
         for r in bar:
-            rows[tuple(r[k] for k in Episode._fields)] = r
+            # ran now, even one read back after a Ray restart
+            rows[tuple(r[k] for k in Episode._fields)] = {**r, 'ran': True}
             bar.set_postfix_str(f'{r["env"]} {r["policy"]} seed {r["seed"]}: {r["test_gain_points"]:+.1f}')
     ordered = [rows[tuple(ep)] for ep in episodes]
     cells, pairs = summarize(ordered, spec.policies)
