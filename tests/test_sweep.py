@@ -70,7 +70,7 @@ def test_a_lost_local_ray_runtime_is_started_again(sequential, tmp_path):
     pytest.importorskip('ray')
     err = []
     res = sweep_in_subprocess(tmp_path / 'ray', 'backend', 'ray', before=KILL_THE_RAYLET, stderr=err)
-    assert 'killed 1 raylet' in err[0] and 'the local Ray runtime was lost (LocalRayletDiedError)' in err[0], err[0][-3000:]
+    assert 'killed 1 raylet' in err[0] and 'the local Ray runtime was lost (' in err[0], err[0][-3000:]
     assert res['ran'] == 4
     assert numbers(SimpleNamespace(rows=res['rows'])) == numbers(sequential)
     assert res['pairs'] == json.loads(json.dumps(sequential.pairs))
