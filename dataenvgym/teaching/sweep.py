@@ -82,6 +82,11 @@ class Episode(NamedTuple):
     policy: str
     seed: int
 
+    @classmethod
+    def of(cls, row: dict) -> 'Episode':
+        "The episode a row of the sweep is about."
+        return cls(*(row[k] for k in cls._fields))
+
     @property
     def folder(self) -> str:
         return f'{self.preset.replace("/", "-")}/{self.env}/{self.policy}/seed{self.seed}'
@@ -425,7 +430,7 @@ def _on_ray_restarting(todo: list[Episode], out: Path, spec: SweepSpec, cpus: in
         try:
             _start_ray(ray, address)
             for r in _on_ray([ep for ep in todo if ep not in returned], out, spec, cpus, gpus):
-                returned.add(Episode(*(r[k] for k in Episode._fields)))
+                returned.add(Episode.of(r))
                 yield r
             return
         except Exception as e:
@@ -451,7 +456,7 @@ def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str =
     episodes = spec.episodes()
     todo = [ep for ep in episodes if not (out / ep.folder / 'result.jsonl').exists()]
     done = [run_one(ep, out, spec.iterations, cpus_per_episode) for ep in episodes if ep not in todo]
-    rows = {tuple(r[k] for k in Episode._fields): r for r in done}
+    rows = {Episode.of(r): r for r in done}
     t0 = time.perf_counter()
     runner = _on_ray_restarting(todo, out, spec, cpus_per_episode, gpus_per_episode, address,
                            ray_restarts) if backend == 'ray' and todo else \
@@ -460,9 +465,9 @@ def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str =
               disable=not progress) as bar:
         for r in bar:
             # ran now, even one read back after a Ray restart
-            rows[tuple(r[k] for k in Episode._fields)] = {**r, 'ran': True}
+            rows[Episode.of(r)] = {**r, 'ran': True}
             bar.set_postfix_str(f'{r["env"]} {r["policy"]} seed {r["seed"]}: {r["test_gain_points"]:+.1f}')
-    ordered = [rows[tuple(ep)] for ep in episodes]
+    ordered = [rows[ep] for ep in episodes]
     cells, pairs = summarize(ordered, spec.policies)
     result = SweepResult(spec=spec, rows=ordered, cells=cells, pairs=pairs, out_dir=str(out), backend=backend,
                          seconds=round(time.perf_counter() - t0, 1), ran=sum(r['ran'] for r in ordered))
