@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 # %% ../nbs/80_cli.ipynb #3eea6535
 EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
-          'unsloth': 'gpu', 'bitsandbytes': 'gpu', 'tensorboard': 'tensorboard', 'ray': 'scale'}
+          'bitsandbytes': 'gpu', 'tensorboard': 'tensorboard', 'ray': 'scale'}
 
 class UserError(Exception):
     "A mistake in what the command was asked to do, told in one line."

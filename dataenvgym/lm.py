@@ -18,10 +18,12 @@ from pydantic import BaseModel, ConfigDict
 from .registry import make
 
 # %% auto #0
-__all__ = ['CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'Generate', 'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template',
-           'unsloth_usable', 'pretrained_agent', 'save_agent', 'sample_commands', 'ReplyTrie', 'sample_replies',
-           'length_report', 'SFTSettings', 'lora_config', 'device_args', 'append_jsonl', 'output_folder',
-           'log_callbacks', 'chat_columns', 'sft_train', 'env_return', 'GRPOSettings', 'grpo_train']
+__all__ = ['CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'Precision', 'PRECISION_DTYPES', 'Generate', 'CARDS', 'MODEL_SHAPES',
+           'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template', 'unsloth_usable', 'precision',
+           'device_args', 'quantization', 'model_source', 'pretrained_agent', 'save_agent', 'sample_commands',
+           'ReplyTrie', 'sample_replies', 'length_report', 'SFTSettings', 'lora_config', 'append_jsonl',
+           'output_folder', 'log_callbacks', 'chat_columns', 'sft_train', 'env_return', 'GRPOSettings', 'grpo_train',
+           'model_shape', 'gpu_estimate']
 
 # %% ../nbs/06_lm.ipynb #d99a0eb2
 def agent_messages(observations: Sequence[str], replies: Sequence[str], system: str) -> list[dict]:
@@ -79,6 +81,51 @@ def unsloth_usable() -> bool:
 
 _LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']
 
+# %% ../nbs/06_lm.ipynb #e1470ccf
+Precision = Literal['bf16', 'fp16', 'fp32']
+PRECISION_DTYPES: dict[str, torch.dtype] = {'bf16': torch.bfloat16, 'fp16': torch.float16,
+                                            'fp32': torch.float32}
+
+def precision() -> Precision:
+    "This machine's precision: bf16 from compute capability 8 on, fp16 below (T4, V100), fp32 on the CPU."
+    if not torch.cuda.is_available(): return 'fp32'
+    # not torch.cuda.is_bf16_supported(): True on a T4, through emulation
+    return 'bf16' if torch.cuda.get_device_capability()[0] >= 8 else 'fp16'
+
+def device_args(cpu: bool = False) -> dict:
+    "Trainer arguments for this machine (or its CPU): mixed precision by `precision`, no saving."
+    p = 'fp32' if cpu else precision()
+    return dict(use_cpu=p == 'fp32', bf16=p == 'bf16', fp16=p == 'fp16', report_to='none', save_strategy='no')
+
+# %% ../nbs/06_lm.ipynb #c8ea5552
+def quantization(load_in_4bit: bool = True):
+    "transformers' 4-bit config (NF4, double quantization) in the card's precision on a GPU, when asked; else None."
+    if not (load_in_4bit and torch.cuda.is_available()): return None
+    if importlib.util.find_spec('bitsandbytes') is None:
+        raise ImportError("4-bit loading needs bitsandbytes: pip install 'dataenvgym[gpu]' "
+                          '(or load_in_4bit=False)')
+    from transformers import BitsAndBytesConfig
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,
+                              bnb_4bit_compute_dtype=PRECISION_DTYPES[precision()])
+
+# %% ../nbs/06_lm.ipynb #5fb5d59a
+def _looks_local(p: Path) -> bool:
+    "A path, not a Hub id (`org/name`): absolute, `./` or `~`, deeper than one slash, or under a folder here."
+    return (p.is_absolute() or str(p).startswith(('.', '~')) or len(p.parts) > 2
+            or (len(p.parts) == 2 and Path(p.parts[0]).is_dir()))
+
+def model_source(name: str | Path) -> str:
+    "`name` as a loader takes it: an existing folder (absolute), else a Hub id; a missing folder raises."
+    p = Path(name).expanduser()
+    if p.exists(): return str(p.resolve())
+    if _looks_local(Path(str(name))):
+        raise FileNotFoundError(
+            f'no model folder {p}: a folder is made by saving a model there (save_agent; tutorial 06 '
+            f'saves its SFT adapter to DATAENVGYM_RUNS/qwen/sft, default runs/qwen/sft). On Colab a new '
+            f'runtime starts empty: run the cell that saves it again, or mount Google Drive and point '
+            f'DATAENVGYM_RUNS there.')
+    return str(name)
+
 # %% ../nbs/06_lm.ipynb #c3705f2b
 def _unsloth_agent(name: str, adapter: bool, max_length: int, load_in_4bit: bool, lora_r: int):
     "Unsloth's model (4-bit, with a LoRA adapter unless `name` is an adapter folder already) and tokenizer."
@@ -93,26 +140,27 @@ def _unsloth_agent(name: str, adapter: bool, max_length: int, load_in_4bit: bool
                                             target_modules=_LORA_TARGETS), tok
 
 # %% ../nbs/06_lm.ipynb #c8f64346
-def _hf_agent(name: str, adapter: bool):
-    "The transformers model (bf16 on a GPU that has it; an adapter folder on its base, trainable) and tokenizer."
+def _hf_agent(name: str, adapter: bool, load_in_4bit: bool):
+    "The transformers model in the card's precision (4-bit on a GPU if asked; an adapter on its base, trainable), tokenizer."
     from transformers import AutoModelForCausalLM, AutoTokenizer
     cuda = torch.cuda.is_available()
     tok = AutoTokenizer.from_pretrained(name)
-    dtype = torch.bfloat16 if cuda and torch.cuda.is_bf16_supported() else torch.float32
+    kw = dict(dtype=PRECISION_DTYPES[precision()], quantization_config=quantization(load_in_4bit),
+              device_map={'': torch.cuda.current_device()} if cuda else None)
     if adapter:         # the base model with the saved adapter on top, still trainable
         from peft import AutoPeftModelForCausalLM
-        model = AutoPeftModelForCausalLM.from_pretrained(name, is_trainable=True, dtype=dtype)
-    else: model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
-    return model.to('cuda' if cuda else 'cpu'), tok
+        return AutoPeftModelForCausalLM.from_pretrained(name, is_trainable=True, **kw), tok
+    return AutoModelForCausalLM.from_pretrained(name, **kw), tok
 
 # %% ../nbs/06_lm.ipynb #a52af30b
-def pretrained_agent(name: str, use_unsloth: bool | None = None, max_length: int = 4096,
+def pretrained_agent(name: str | Path, use_unsloth: bool | None = None, max_length: int = 4096,
                      load_in_4bit: bool = True, lora_r: int = 16):
-    "A Hugging Face causal LM (a name or a saved folder, adapters too) and its tokenizer; Unsloth 4-bit when usable."
+    "A Hugging Face causal LM (a Hub name or a saved folder, adapters too) and its tokenizer; 4-bit on a GPU."
+    name = model_source(name)
     if use_unsloth is None: use_unsloth = unsloth_usable()
     adapter = (Path(name) / 'adapter_config.json').exists()
     if use_unsloth: model, tok = _unsloth_agent(name, adapter, max_length, load_in_4bit, lora_r)
-    else: model, tok = _hf_agent(name, adapter)
+    else: model, tok = _hf_agent(name, adapter, load_in_4bit)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     # a saved agent keeps the template it was trained with
     if '{% generation %}' not in (tok.chat_template or ''):
@@ -233,12 +281,6 @@ def lora_config(r: int | None, alpha: int, model):
     from peft import LoraConfig, PeftModel
     if r is None or isinstance(model, PeftModel): return None
     return LoraConfig(r=r, lora_alpha=alpha, target_modules='all-linear', task_type='CAUSAL_LM')
-
-def device_args() -> dict:
-    "Trainer arguments for this machine: the CPU when there is no CUDA, bf16 where the GPU has it, no saving."
-    cuda = torch.cuda.is_available()
-    return dict(use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(),
-                report_to='none', save_strategy='no')
 
 # %% ../nbs/06_lm.ipynb #2a85a046
 def append_jsonl(path: Path, rows: Sequence[dict]) -> None:
@@ -378,3 +420,43 @@ def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None,
         trainer.train()
     trainer.model.eval()
     return trainer
+
+# %% ../nbs/06_lm.ipynb #703cba31
+CARDS = {'T4': {'memory_gb': 15.0, 'tflops': 65.0, 'bandwidth_gbs': 320.0},       # fp16 tensor cores
+         'A100-40GB': {'memory_gb': 40.0, 'tflops': 312.0, 'bandwidth_gbs': 1555.0}}
+# published shapes of the models the tutorials name, so that their costs are known offline
+MODEL_SHAPES = {'Qwen/Qwen2.5-1.5B-Instruct': dict(
+    hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+    num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True)}
+
+def model_shape(name: str | Path):
+    "The transformers config of `name`: a shape in `MODEL_SHAPES`, a saved folder's, else the Hub's."
+    from transformers import AutoConfig, Qwen2Config
+    if str(name) in MODEL_SHAPES: return Qwen2Config(**MODEL_SHAPES[str(name)])
+    return AutoConfig.from_pretrained(model_source(name))
+
+# %% ../nbs/06_lm.ipynb #8df2fc9f
+def _bytes_at_peak(cfg, linear: list, total: int, tokens: int, lora_r: int, load_in_4bit: bool) -> dict:
+    "Bytes of the weights, the adapter's training state, activations and logits of LoRA training."
+    in_linear = sum(o * i for o, i in linear)
+    return {'weights': in_linear * (0.53 if load_in_4bit else 2) + (total - in_linear) * 2,
+            'adapter': sum(lora_r * (o + i) for o, i in linear) * 16,
+            'activations': tokens * 2 * (cfg.num_hidden_layers * cfg.hidden_size
+                                         + 10 * cfg.hidden_size + 4 * cfg.intermediate_size),
+            'logits': tokens * cfg.vocab_size * 4 * 2}
+
+def gpu_estimate(name: str | Path, batch_size: int, max_length: int, lora_r: int = 16,
+                 load_in_4bit: bool = True, card: str = 'T4') -> dict:
+    "Estimated peak memory (GB) and speeds of LoRA training `name` on `card`, from its shape (not measured)."
+    from transformers import AutoModelForCausalLM
+    cfg, spec = model_shape(name), CARDS[card]
+    with torch.device('meta'): model = AutoModelForCausalLM.from_config(cfg)
+    linear = [tuple(m.weight.shape) for n, m in model.named_modules()
+              if isinstance(m, torch.nn.Linear) and not n.endswith('lm_head')]
+    total = sum(p.numel() for p in model.parameters())
+    b = _bytes_at_peak(cfg, linear, total, batch_size * max_length, lora_r, load_in_4bit)
+    gb = lambda x: round(x / 1e9 + 0.5, 1)                 # + the CUDA context
+    return {'model': str(name), 'card': card, 'params_b': round(total / 1e9, 2), 'load_gb': gb(b['weights']),
+            'train_peak_gb': gb(sum(b.values())), 'fits': sum(b.values()) / 1e9 + 0.5 <= spec['memory_gb'],
+            'train_tokens_per_s': round(spec['tflops'] * 1e12 * 0.25 / (8 * total)),
+            'decode_tokens_per_s': round(spec['bandwidth_gbs'] * 1e9 * 0.5 / b['weights']), 'measured': False}

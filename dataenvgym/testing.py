@@ -1,4 +1,4 @@
-"""Test doubles for offline runs: `StandInTeacher` answers the LLM teacher modules' prompts from a domain's own generator, behind the package's local `ScriptedServer`.
+"""Test doubles for offline runs: `StandInTeacher` behind the local `ScriptedServer`, a tiny Qwen2-architecture chat model made here, and a simulated GPU card.
 
 Docs: https://dataenvgym.github.io/dataenvgym/testing.html.md"""
 
@@ -7,6 +7,8 @@ Docs: https://dataenvgym.github.io/dataenvgym/testing.html.md"""
 # %% ../nbs/90_testing.ipynb #0d6c7607
 from __future__ import annotations
 import json, random, re
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Sequence
 
 from fastcore.basics import patch
@@ -21,7 +23,7 @@ from .teaching.policies import allocate
 from .teaching.skills import mask_digits, prompt_vectorizer
 
 # %% auto #0
-__all__ = ['StandInTeacher']
+__all__ = ['CHATML_HUB_TEMPLATE', 'StandInTeacher', 'chat_corpus', 'chat_tokenizer', 'tiny_chat_model', 'simulated_card']
 
 # %% ../nbs/90_testing.ipynb #ba1cd3e9
 def _field(text: str, name: str) -> str:
@@ -220,3 +222,55 @@ def _openendedaction(self: StandInTeacher, text, request, rng) -> dict:
     counts = allocate(dict.fromkeys(keys, 1.0), obs['budget'])
     field = 'like' if obs['failures'] else 'skill' if obs['skills'] else 'note'
     return {'specs': [{'n': n, field: k} for k, n in counts.items() if n]}
+
+# %% ../nbs/90_testing.ipynb #0f4ca425
+CHATML_HUB_TEMPLATE = ("{% for m in messages %}"
+                       "{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
+                       "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+def chat_corpus(seeds: int = 3) -> list[str]:
+    "Texts to learn merges from: the scripted agents' repair episodes (observations, commands) on `seeds` seeds."
+    from dataenvgym.repair.train import record_rollouts
+    tasks = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
+    trajs = record_rollouts(['heuristic', 'oracle'], range(seeds), tasks)
+    return [x for t in trajs for x in (*t.observations, *t.commands)]
+
+# %% ../nbs/90_testing.ipynb #8cfb80a3
+def chat_tokenizer(texts: Sequence[str], vocab_size: int = 2048):
+    "A byte-level BPE tokenizer learnt from `texts`, with Qwen's special tokens and a ChatML chat template."
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer, bpe.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=['<|endoftext|>', '<|im_start|>', '<|im_end|>'],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token='<|im_end|>', pad_token='<|endoftext|>',
+                                   chat_template=CHATML_HUB_TEMPLATE)
+
+# %% ../nbs/90_testing.ipynb #aa8f7820
+def tiny_chat_model(folder: str | Path, hidden_size: int = 64, layers: int = 2, seed: int = 0) -> Path:
+    "A tiny `Qwen2ForCausalLM` (random weights) and its ChatML tokenizer, saved in `folder`."
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    tok = chat_tokenizer(chat_corpus())
+    config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=8192, tie_word_embeddings=True,
+                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    folder = Path(folder)
+    Qwen2ForCausalLM(config).save_pretrained(folder); tok.save_pretrained(folder)
+    return folder
+
+# %% ../nbs/90_testing.ipynb #e2725167
+@contextmanager
+def simulated_card(capability: tuple[int, int] | None):
+    "Inside the block torch reports one CUDA card of compute `capability` (bf16 'supported'), or none."
+    import torch
+    from unittest.mock import patch as patched
+    card = capability is not None
+    with patched.object(torch.cuda, 'is_available', lambda: card), \
+         patched.object(torch.cuda, 'get_device_capability', lambda *a, **k: capability), \
+         patched.object(torch.cuda, 'is_bf16_supported', lambda *a, **k: card):
+        yield

@@ -35,7 +35,8 @@ __all__ = ['SYSTEM_PROMPT', 'BASELINES', 'SeedRange', 'TRAIN_CONFIGS', 'observat
            'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'DecisionRollouts',
            'BranchRollouts', 'plot_training', 'evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference',
            'eval_summary', 'eval_table', 'command_usage', 'usage_table', 'first_divergence', 'best_scripted',
-           'divergence_summary', 'TrainConfig', 'load_agent', 'run_sft', 'run_grpo', 'eval_report', 'run_eval']
+           'divergence_summary', 'TrainConfig', 'smoke_config', 'load_agent', 'run_sft', 'run_grpo', 'eval_report',
+           'run_eval']
 
 # %% ../../nbs/46_repair.train.ipynb #de26eb67
 SYSTEM_PROMPT = 'Repair the table. Reply with one command (help lists them).'
@@ -859,6 +860,17 @@ def load(cls: TrainConfig, path: str | Path) -> TrainConfig:
         raise FileNotFoundError(f'no config file {path} (named configs: {", ".join(TRAIN_CONFIGS)})')
     import yaml
     return cls.model_validate(yaml.safe_load(path.read_text()) or {})
+
+# %% ../../nbs/46_repair.train.ipynb #5230d82f
+def smoke_config(config: TrainConfig, seeds: int = 3, steps: int = 2, turns: int = 6) -> TrainConfig:
+    "`config` cut to a smoke run: `seeds` seeds a phase, `steps` SFT and GRPO steps, `turns` an episode."
+    cut = lambda r: (r[0], r[0] + seeds) if r else None
+    return TrainConfig.model_validate({
+        **config.model_dump(), 'warmup_seeds': cut(config.warmup_seeds), 'grpo_seeds': cut(config.grpo_seeds),
+        'eval_seeds': cut(config.eval_seeds), 'decision_seeds': cut(config.decision_seeds),
+        'max_turns': min(config.max_turns, turns), 'curriculum_window': min(config.curriculum_window, 2),
+        'sft': config.sft.model_copy(update={'max_steps': steps}),
+        'grpo': config.grpo.model_copy(update={'steps': steps, 'per_step': 1, 'num_generations': 2})})
 
 # %% ../../nbs/46_repair.train.ipynb #6a3630ae
 def load_agent(name: str | Path, config: TrainConfig | None = None):

@@ -20,6 +20,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, s
 from trl import SFTConfig, SFTTrainer
 
 from ..core import Datum, Task
+from ..lm import PRECISION_DTYPES, device_args, precision
 from .tiny import generate_responses, response_loss
 
 # %% auto #0
@@ -32,10 +33,8 @@ def device() -> str:
     return 'cuda' if torch.cuda.is_available() else 'cpu'
 
 def load_dtype(where: str | None = None) -> torch.dtype:
-    "The dtype they load a model in (on `where`, default `device()`): bfloat16 on a GPU that supports it, else float32."
-    return (
-        torch.bfloat16 if (where or device()) == 'cuda' and torch.cuda.is_bf16_supported() else torch.float32
-    )
+    "The dtype they load a model in (on `where`, default `device()`): the card's on a GPU, else float32."
+    return PRECISION_DTYPES[precision()] if (where or device()) == 'cuda' else torch.float32
 
 DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}
 
@@ -127,7 +126,7 @@ class HFStudent(LoRAStudent):
 
 # %% ../../nbs/21_students.hf.ipynb #e1903780
 def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfig:
-    "TRL's `SFTConfig` for `c` on this machine: GPU (bfloat16 if supported) or `use_cpu`."
+    "TRL's `SFTConfig` for `c` on this machine: GPU (in the card's precision) or `use_cpu`."
     cuda = placement(c.device, c.dtype)[0] == 'cuda'
     return SFTConfig(output_dir=output_dir, num_train_epochs=c.epochs, max_steps=-1 if c.steps is None
                      else c.steps,
@@ -135,8 +134,7 @@ def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfi
                      lr_scheduler_type=c.schedule,
                      warmup_steps=c.warmup_ratio if c.warmup_steps is None else c.warmup_steps,
                      max_length=c.max_length, completion_only_loss=True, seed=c.seed,
-                     use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(), report_to='none',
-                     save_strategy='no', logging_steps=1, disable_tqdm=not progress)
+                     logging_steps=1, disable_tqdm=not progress, **device_args(cpu=not cuda))
 
 # %% ../../nbs/21_students.hf.ipynb #cd8db9b3
 @contextmanager
