@@ -66,9 +66,9 @@ _MATH = Preset(
                                              'mul_2x2digit': 0, 'frac_add': 0},
                           seed_fit={'steps': 3000}, fit={'steps': 600}))
 
-# math/embedded until 2026-12-05: ten times the seed data, its student stopped at 800 steps, so that
-# training on the seed data alone gains more than any teacher; `teaching.train` and `teaching.fast` were
-# measured on it
+# math/embedded's earlier seeding (CHANGELOG): ten times the seed data, its student stopped at 800 steps,
+# so that training on the seed data alone gains more than any teacher; `teaching.train` and
+# `teaching.fast` were measured on it
 _MATH_UNDERTRAINED = _MATH.model_copy(update={'config': _MATH.config.model_copy(update={
     'seed_per_subskill': {'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
     'seed_fit': {'steps': 800}})})

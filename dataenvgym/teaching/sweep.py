@@ -373,7 +373,7 @@ def save_sweep(result: SweepResult) -> Path:
 # The local runtime: on this machine only (loopback, not the host's address), no usage report, time to start
 # on 2 busy cores, and patience with a raylet that answers the GCS's health checks late: Ray's default
 # declares a node dead after five missed 10 s checks, which a raylet starved by torch jobs on two cores
-# can miss (CI, 2026-12-06)
+# can miss (seen in CI)
 LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0',
              'RAY_agent_register_timeout_ms': '120000',
              'RAY_health_check_timeout_ms': '30000', 'RAY_health_check_failure_threshold': '20'}
