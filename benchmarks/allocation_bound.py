@@ -23,47 +23,13 @@ import argparse, json, time
 from itertools import combinations
 from pathlib import Path
 
-from dataenvgym.core import bootstrap_ci, evaluate, read_jsonl
+from dataenvgym.core import evaluate, read_jsonl
 from dataenvgym.registry import make
-from dataenvgym.teaching.envs import Exploit, Explore, SkillListAction, SkillPlan, SkillTreeAction
-from dataenvgym.teaching.policies import Policy, allocate
+from dataenvgym.stats import bootstrap_ci, parse_seeds
+from dataenvgym.teaching.policies import FixedPlan, FixedTreePlan
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
-from dataenvgym.teaching.sweep import parse_seeds, torch_threads
-
-
-class FixedPlan(Policy):
-    "SKILL-LIST without state: the budget split over the skills in fixed proportions `weights`, every iteration."
-    name = 'fixed'
-    def __init__(self, weights: dict[str, float]): self.weights = weights
-    def __call__(self, obs) -> SkillListAction:
-        bad = sorted(set(self.weights) - set(obs.per_skill))
-        if bad: raise ValueError(f'unknown skills {bad} in the plan; the skills are {sorted(obs.per_skill)}')
-        counts = allocate({s: w for s, w in self.weights.items() if w > 0}, obs.budget)
-        return SkillListAction(plans=[SkillPlan(skill=s, n=n) for s, n in counts.items() if n])
-
-
-class FixedTreePlan(Policy):
-    "SKILL-TREE without state: the budget over subskills in proportions `weights`; unexplored ones are explored in `taxonomy` order."
-    name = 'fixed'
-    def __init__(self, weights: dict[str, float], taxonomy: dict[str, list[str]]):
-        known = {sub for subs in taxonomy.values() for sub in subs}
-        if bad := sorted(set(weights) - known): raise ValueError(f'unknown subskills {bad} in the plan; the '
-                                                                 f'subskills are {sorted(known)}')
-        self.weights, self.taxonomy = weights, taxonomy
-
-    def __call__(self, obs) -> SkillTreeAction:
-        counts = allocate({s: w for s, w in self.weights.items() if w > 0}, obs.budget)
-        current, decisions = obs.forest.allocations(), []
-        for skill, subs in self.taxonomy.items():
-            if skill not in current: continue
-            deltas = {sub: counts.get(sub, 0) - n for sub, n in current[skill].items() if counts.get(sub, 0) != n}
-            if deltas: decisions.append(Exploit(skill=skill, deltas=deltas))
-            missing = [sub for sub in subs if sub not in current[skill]]
-            wanted = [i for i, sub in enumerate(missing) if counts.get(sub, 0)]
-            decisions += [Explore(skill=skill, allocation=counts.get(sub, 0))
-                          for sub in missing[:max(wanted) + 1]] if wanted else []
-        return SkillTreeAction(decisions=decisions)
+from dataenvgym.teaching.sweep import torch_threads
 
 
 def default_plans(skills: list[str]) -> list[dict[str, float]]:

@@ -27,11 +27,11 @@ the cold trajectories exactly, or the benchmark fails.
 import argparse, json, statistics, sys, time
 import numpy as np
 from pathlib import Path
-from dataenvgym.core import proportion_ci
+from dataenvgym.stats import parse_seeds, proportion_ci
 from dataenvgym.repair.env import UNLIMITED, RepairEnv, calibrate, clear_caches, one_thread
 from tqdm import tqdm
 from dataenvgym.repair.tasks import TASKS, Classifier
-from dataenvgym.repair.train import BASELINES
+from dataenvgym.repair.agents import BASELINES
 
 AGENTS = BASELINES
 
@@ -43,7 +43,8 @@ def make_env(task: str, name: str) -> RepairEnv:
 
 def run_folder_agent(folder: str):
     "A factory of the trained agent saved in a run folder (its `grpo` model, else `sft`), played greedily."
-    from dataenvgym.repair.train import LMAgent, TrainConfig, load_agent
+    from dataenvgym.repair.rollouts import LMAgent
+    from dataenvgym.repair.train import TrainConfig, load_agent
     root = Path(folder)
     path = next((root / n for n in ('grpo', 'sft') if (root / n).exists()), None)
     if path is None: raise SystemExit(f'{folder}: no grpo/ or sft/ model in this run folder')
@@ -125,13 +126,11 @@ def json_report(tasks: list[str], agents: dict, seeds: list[int]) -> dict:
     return out
 
 
-def parse_seeds(text: str, start: int) -> list[int]:
-    "`START:COUNT`, or a count from `start`."
-    first, _, count = text.rpartition(':')
-    try: first, count = int(first) if first else start, int(count)
-    except ValueError: raise SystemExit(f'--seeds takes COUNT or START:COUNT, not {text!r}')
-    if count < 1 or first < 0: raise SystemExit(f'--seeds needs COUNT >= 1 and START >= 0, not {text!r}')
-    return list(range(first, first + count))
+def seeds_arg(text: str, start: int) -> list[int]:
+    "`--seeds`: a bare COUNT from `--start` (this benchmark's own older form), else what `stats.parse_seeds` reads."
+    if text.isdigit() and int(text) >= 1: return list(range(start, start + int(text)))
+    try: return parse_seeds(text)
+    except ValueError as e: raise SystemExit(f'--seeds: {e}')
 
 
 def main(argv=None) -> dict:
@@ -142,7 +141,7 @@ def main(argv=None) -> dict:
     p.add_argument('--tasks', default=','.join(TASKS))
     p.add_argument('--json', action='store_true', help='print the compact report (success, ci, mean_return)')
     a = p.parse_args(argv)
-    agents, seeds = [x.strip() for x in a.agents.split(',') if x.strip()], parse_seeds(a.seeds, a.start)
+    agents, seeds = [x.strip() for x in a.agents.split(',') if x.strip()], seeds_arg(a.seeds, a.start)
     tasks = [t.strip() for t in a.tasks.split(',') if t.strip()]
     if bad := [t for t in tasks if t not in TASKS]: p.error(f'unknown tasks {bad}; valid: {", ".join(TASKS)}')
     bad = [x for x in agents if x not in AGENTS and not Path(x).is_dir()]

@@ -133,21 +133,14 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from dataenvgym.registry import make
+from dataenvgym.stats import parse_seeds
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
 from dataenvgym.teaching.fast import GRADES, FastPlanRollouts, GroupStep
-from dataenvgym.teaching.policies import Policy, SkillListRandom, SkillListTeacher
-from dataenvgym.teaching.sweep import parse_seeds
-from dataenvgym.teaching.train import (LMTeacher, PlanRollouts, evaluate_teachers, plan_action, plan_chats, plan_shares,
+from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
+from dataenvgym.teaching.train import (FixedReply, LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, plan_shares,
                                        record_plans, report_table, reward_curve, teacher_env, teacher_report)
 
 CALIBRATION_SEEDS = range(1000, 1100)     # teacher_speed.py, plan_rewards.py and the fast step's settings were tuned here
-
-
-class FixedPlan(Policy):
-    "The same plan (a reply text, scaled to the budget) at every observation: the best fixed plan's teacher."
-    def __init__(self, plan: str, name: str = 'best-fixed'): self.plan, self.name = plan, name
-    def __repr__(self): return f'FixedPlan({self.plan!r})'
-    def __call__(self, obs): return plan_action(self.plan, obs.budget)
 
 
 def fixed_plans(skills: list[str], budget: int, quarters: int = 4) -> list[str]:
@@ -279,7 +272,7 @@ def main():
     sampled = {f'{n}@{a.temperature:g}': LMTeacher(m, tok, f'{n}@{a.temperature:g}', temperature=a.temperature, **lm)
                for n, m in (('grpo', grpo_model), ('sft', sft_model))} if a.eval_sampled else {}
     teachers = {'grpo': LMTeacher(grpo_model, tok, 'grpo', **lm), 'sft': LMTeacher(sft_model, tok, 'sft', **lm), **sampled,
-                'with-state': SkillListTeacher(), 'no-state': SkillListRandom(), 'best-fixed': FixedPlan(res['best_fixed'])}
+                'with-state': SkillListTeacher(), 'no-state': SkillListRandom(), 'best-fixed': FixedReply(res['best_fixed'])}
     t = time.perf_counter()
     eval_overrides = {'iterations': a.eval_iterations} if a.eval_iterations else {}
     evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache, **eval_overrides), teachers, held_out, out / 'eval',

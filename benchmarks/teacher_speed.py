@@ -38,7 +38,7 @@ reference cached from earlier runs of this file, one reference step 22 s):
   cosine at lr 2e-3 graded by exact match, 0.52 (30.6 s); 20 steps at lr 1e-3 constant, exact match 0.43, answer
   probability 0.78 (8.1 s); the new default `FAST_FIT`, 16 steps at lr 1e-3 constant graded by answer probability,
   0.76 (7.7 s), and 0.86 and 0.78 against the reference's two plays on the first 20 plans; plain SGD (momentum 0.9,
-  lr 0.05, 20 steps) 0.80 (8.2 s). The table is in `nbs/39_teaching.fast.ipynb`;
+  lr 0.05, 20 steps) 0.80 (8.2 s). The table is in `nbs/53_teaching.fast.ipynb`;
 - in `teacher_grpo.py`'s 160-step run the fast step took 0.87 s per plan (1,280 plans) and a GRPO step 9.6 s.
 - `--json --self-plans 50` (the reference's second play extended to all 50 plans, 2026-12-04, nothing else running):
   rank_corr_vs_reference 0.763, rank_corr_vs_reference_mean 0.79, reference_self_corr 0.786 (reference_noise_points
@@ -79,19 +79,15 @@ from tqdm.auto import tqdm
 
 from dataenvgym.teaching import envs
 from dataenvgym.lm import GRPOSettings, grpo_train, tiny_agent
-from dataenvgym.teaching.envs import SkillListAction, SkillPlan, spread_evenly
 from dataenvgym.teaching.fast import GRADES, FastPlanRollouts, GroupStep
-from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.train import plan_action, plan_text, teacher_env
+from plan_rewards import plans_for
 
 
-def plans_for(obs, n: int, seed: int = 0) -> list[str]:
-    "`n` plans at `obs` as reply texts: with-state, no-state, an even split, each skill alone, then random splits."
+def plan_texts(obs, n: int, seed: int = 0) -> list[str]:
+    "`n` plans at `obs` as reply texts: `plan_rewards.py`'s (with-state, no-state, an even split, each skill alone), then random splits."
     skills, budget = sorted(obs.per_skill), obs.budget
-    fixed = [SkillListTeacher()(obs), SkillListRandom()(obs),
-             SkillListAction(plans=[SkillPlan(skill=s, n=k) for s, k in zip(skills, spread_evenly(budget, len(skills)))])]
-    fixed += [SkillListAction(plans=[SkillPlan(skill=s, n=budget)]) for s in skills]
-    texts, rng = list(dict.fromkeys(plan_text(a) for a in fixed)), np.random.default_rng(seed)
+    texts, rng = list(dict.fromkeys(plan_text(a) for a in plans_for(obs).values())), np.random.default_rng(seed)
     while len(texts) < n:
         counts = np.floor(rng.dirichlet([0.5] * len(skills)) * budget).astype(int)
         texts.append('; '.join(f'{s}:{k}' for s, k in zip(skills, counts) if k))
@@ -167,7 +163,7 @@ def main():
     torch.set_num_threads(a.threads); datasets.disable_progress_bars()
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     env = teacher_env(a.setup, seed_cache=out / 'seed-students')
-    plans = plans_for(env.reset(seed=a.seed), a.plans)
+    plans = plan_texts(env.reset(seed=a.seed), a.plans)
     group = GroupStep(env, json.loads(a.fit), grade=a.grade)
     t = time.perf_counter(); group.start(a.seed); reset_s = time.perf_counter() - t
     fast, per_plan = fast_rewards(group, a.seed, plans, a.group_size)

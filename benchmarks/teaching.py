@@ -27,7 +27,7 @@ POLICIES = ('with-state', 'no-state')
 
 def render_rate(n: int = 300, size: int = 64, seed: int = 0) -> float:
     "VQA scenes rendered per second (levels 1-3 in turn), timed as `vqa_render.py` times them."
-    from dataenvgym.domains.vqa import random_scene, render_scene
+    from dataenvgym.domains.vqa_scenes import random_scene, render_scene
     from vqa_render import per_second
     scenes = [random_scene(random.Random(seed + k), k % 3 + 1) for k in range(n)]
     return per_second(lambda scene: render_scene(scene, size), scenes)['per_s']

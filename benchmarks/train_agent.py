@@ -32,18 +32,22 @@ from pathlib import Path
 import numpy as np
 import torch
 from dataenvgym.repair.tasks import TASKS
+from dataenvgym.stats import parse_seeds
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, length_report, sft_train, tiny_agent
-from dataenvgym.repair.train import (EnvRollouts, TrainConfig, eval_summary, evaluate_agent, record_rollouts,
-                                     run_eval, run_grpo, run_sft, success_rates, warmup_dataset)
+from dataenvgym.repair.demos import record_rollouts, warmup_dataset
+from dataenvgym.repair.evaluation import eval_summary, evaluate_agent, success_rates
+from dataenvgym.repair.rollouts import EnvRollouts
+from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
 
 
 def config_for(name: str, threads: int, eval_seeds: str | None = None) -> TrainConfig:
     "The named (or file) config with the thread count and, if given, the evaluation seeds `START:COUNT` (re-validated)."
     config = TrainConfig.load(name).model_dump()
     if eval_seeds is not None:
-        start, _, count = eval_seeds.partition(':')
-        try: config['eval_seeds'] = (int(start), int(start) + int(count))
-        except ValueError: raise SystemExit(f'--eval-seeds takes START:COUNT, not {eval_seeds!r}')
+        try: seeds = parse_seeds(eval_seeds)
+        except ValueError as e: raise SystemExit(f'--eval-seeds: {e}')
+        if seeds != list(range(seeds[0], seeds[-1] + 1)): raise SystemExit('--eval-seeds must be one range of seeds')
+        config['eval_seeds'] = (seeds[0], seeds[-1] + 1)
     try: return TrainConfig.model_validate({**config, 'threads': threads})
     except ValueError as e: raise SystemExit(f'{name}: {e}')
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import PIL
 
-from dataenvgym.domains.vqa import VQADomain, random_scene, render_scene
+from dataenvgym.domains.vqa import VQADomain
+from dataenvgym.domains.vqa_scenes import random_scene, render_scene
 
 
 def per_second(fn, items) -> dict:

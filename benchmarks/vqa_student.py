@@ -9,7 +9,8 @@ training loss and the validation accuracy (overall and per subskill). Compare ne
 import argparse, json, sys, time
 import torch
 from dataenvgym.core import evaluate
-from dataenvgym.domains.vqa import VQADomain, vqa_datum
+from dataenvgym.domains.vqa import VQADomain
+from dataenvgym.domains.vqa_images import vqa_datum
 from dataenvgym.students.vqa import VQAStudent
 
 PRESET_SUBSKILLS = 'color,shape,size,material,count_all'  # those of the vqa/embedded preset

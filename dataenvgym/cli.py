@@ -173,7 +173,7 @@ def _need_gpu(config: RunConfig) -> None:
 # %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
     "The environment, policy and LLM that `teach`'s arguments describe (`config.build`: every part through `registry.make`)."
-    from dataenvgym.teaching.config import build
+    from dataenvgym.teaching.build import build
     config = run_config(args)
     _need_packages(config)
     return build(config, out)
@@ -199,13 +199,14 @@ def _check_run_folder(out: Path) -> bool:
 
 def _warn_key(config: RunConfig) -> None:
     "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
-    from dataenvgym.teaching.config import key_warning
+    from dataenvgym.teaching.build import key_warning
     if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
 
 # %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
-    from dataenvgym.teaching.config import estimate, estimate_table, preflight
+    from dataenvgym.teaching.build import preflight
+    from dataenvgym.teaching.estimate import estimate, estimate_table
     try: domain, problem = preflight(config), None
     except Exception as e:
         if not is_user_error(e): raise
@@ -219,7 +220,7 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
 # %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
-    from dataenvgym.teaching.config import MissingKeyWarning, build, preflight
+    from dataenvgym.teaching.build import MissingKeyWarning, build, preflight
     # pandas, matplotlib: only for a run
     from dataenvgym.teaching.runner import result_lines, run_episode
     config = run_config(args)
@@ -285,7 +286,7 @@ def _print_train(res: dict) -> None:
               f"step "
               f"{res['reward']}{level}; saved {res['saved']}")
     else:
-        from dataenvgym.repair.train import eval_report
+        from dataenvgym.repair.evaluation import eval_report
         print(f"success rate on seeds [{res['seeds'][0]}, {res['seeds'][1]}) of {res['model']}, with "
               f"{res['confidence']:.0%} confidence intervals and paired differences from {res['reference']}:")
         print(eval_report(res))

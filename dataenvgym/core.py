@@ -10,14 +10,13 @@ import hashlib, json, os, random, tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar, runtime_checkable
-import numpy as np
 from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 # %% auto #0
 __all__ = ['DOMAIN_MEMBERS', 'STUDENT_MEMBERS', 'stable_id', 'Record', 'Task', 'Attempt', 'Datum', 'EvalReport', 'JsonlError',
            'write_jsonl', 'read_jsonl', 'check_choice', 'Domain', 'Student', 'grade_all', 'evaluate', 'ContractError',
-           'check_domain', 'check_student', 'bootstrap_ci', 'pair_by_seed', 'win_rate', 'proportion_ci']
+           'check_domain', 'check_student']
 
 # %% ../nbs/00_core.ipynb #41209c6a
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)   # made once: ids are made by the thousand
@@ -556,39 +555,3 @@ def check_student(student, domain: Domain | None = None, n: int = 8, seed: int =
                                      'set_base() must return self')
     if preds is not _FAILED: _fit(c, data, settings, from_base=False)
     return c.done()
-
-# %% ../nbs/00_core.ipynb #630d870d
-def bootstrap_ci(values: Sequence[float], confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0,
-                 digits: int = 2) -> tuple[float, float] | None:
-    "The bootstrap `confidence` interval of the mean of `values` (BCa; percentile where BCa is undefined), rounded to `digits`."
-    # here, not at the top: it takes most of a second to import, and every module imports core
-    from scipy import stats
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2: return None
-    if np.ptp(x) == 0: return round(float(x[0]), digits), round(float(x[0]), digits)
-    for method in ('BCa', 'percentile'):
-        lo, hi = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                                 method=method,
-                                 rng=np.random.default_rng(seed)).confidence_interval
-        if np.isfinite(lo) and np.isfinite(hi): return round(float(lo), digits), round(float(hi), digits)
-    return None
-
-# %% ../nbs/00_core.ipynb #2f4c419c
-def pair_by_seed(a: Sequence[dict], b: Sequence[dict]) -> list[tuple[dict, dict]]:
-    "The rows of `a` and `b` (each with a `seed`) on the seeds both have, as `(a_row, b_row)` pairs in seed order."
-    by_seed = {r['seed']: r for r in b}
-    return [(r, by_seed[r['seed']]) for r in sorted(a, key=lambda r: r['seed']) if r['seed'] in by_seed]
-
-def win_rate(diffs: Sequence[float]) -> float:
-    "The share of paired seeds on which the first of two did better (`diffs`: first minus second; a tie counts half)."
-    return float(np.mean([1.0 if d > 0 else 0.5 if d == 0 else 0.0 for d in diffs]))
-
-# %% ../nbs/00_core.ipynb #33c7b270
-def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
-    "The Wilson score `confidence` interval of a success rate of `successes` in `n` trials, rounded to 4 digits (None if n is 0)."
-    from scipy import stats   # here, not at the top: see `bootstrap_ci`
-    if not 0 <= successes <= n: raise ValueError(f'{successes} successes in {n} trials: successes must be '
-                                                 f'in [0, n]')
-    if n == 0: return None
-    ci = stats.binomtest(int(successes), int(n)).proportion_ci(confidence_level=confidence, method='wilson')
-    return round(max(0.0, float(ci.low)), 4), round(min(1.0, float(ci.high)), 4)

@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from .core import Domain, Task
-from .domains.vqa import VOCAB
+from .domains.vqa_scenes import VOCAB
 from .teaching.engines import wrong_answer
 from .teaching.envs import stable_seed
 from .teaching.policies import allocate
@@ -230,7 +230,7 @@ CHATML_HUB_TEMPLATE = ("{% for m in messages %}"
 
 def chat_corpus(seeds: int = 3) -> list[str]:
     "Texts to learn merges from: the scripted agents' repair episodes (observations, commands) on `seeds` seeds."
-    from dataenvgym.repair.train import record_rollouts
+    from dataenvgym.repair.demos import record_rollouts
     tasks = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
     trajs = record_rollouts(['heuristic', 'oracle'], range(seeds), tasks)
     return [x for t in trajs for x in (*t.observations, *t.commands)]

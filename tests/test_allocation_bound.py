@@ -7,6 +7,7 @@ import pytest
 
 from dataenvgym.registry import lookup
 from dataenvgym.teaching.envs import SkillListObservation
+from dataenvgym.teaching.policies import FixedPlan, FixedTreePlan
 
 _spec = importlib.util.spec_from_file_location(
     'allocation_bound', Path(__file__).parents[1] / 'benchmarks' / 'allocation_bound.py')
@@ -21,13 +22,13 @@ def _obs(budget: int) -> SkillListObservation:
 
 
 def test_fixed_plan_spends_the_budget_in_its_proportions_whatever_the_state():
-    action = bound.FixedPlan({'a': 1, 'c': 3})(_obs(100))
+    action = FixedPlan({'a': 1, 'c': 3})(_obs(100))
     assert {p.skill: p.n for p in action.plans} == {'a': 25, 'c': 75}
-    assert sum(p.n for p in bound.FixedPlan({'b': 1})(_obs(7)).plans) == 7
+    assert sum(p.n for p in FixedPlan({'b': 1})(_obs(7)).plans) == 7
 
 
 def test_a_plan_naming_an_unknown_skill_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown skills \\['z'\\]"): bound.FixedPlan({'z': 1})(_obs(10))
+    with pytest.raises(ValueError, match="unknown skills \\['z'\\]"): FixedPlan({'z': 1})(_obs(10))
 
 
 def test_default_plans_are_each_skill_each_pair_and_all_evenly():
@@ -51,7 +52,7 @@ TAXONOMY = {'attribute': ['color', 'shape', 'size', 'material'], 'counting': ['c
 
 def test_fixed_tree_plan_explores_named_subskills_in_taxonomy_order_and_moves_the_rest():
     from dataenvgym.teaching.envs import Exploit, Explore
-    action = bound.FixedTreePlan({'size': 1, 'count_all': 2}, TAXONOMY)(_tree_obs(90))
+    action = FixedTreePlan({'size': 1, 'count_all': 2}, TAXONOMY)(_tree_obs(90))
     # color (there, unnamed) goes to 0; shape comes before size in the proposer's order, so it is explored at 0
     assert action.decisions == [Exploit(skill='attribute', deltas={'color': -10}),
                                 Explore(skill='attribute', allocation=0), Explore(skill='attribute', allocation=30),
@@ -60,7 +61,7 @@ def test_fixed_tree_plan_explores_named_subskills_in_taxonomy_order_and_moves_th
 
 def test_a_tree_plan_naming_an_unknown_subskill_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown subskills \\['weight'\\]"):
-        bound.FixedTreePlan({'weight': 1}, TAXONOMY)
+        FixedTreePlan({'weight': 1}, TAXONOMY)
 
 
 def test_seed_data_only_trains_on_seed_data_alone_and_keeps_the_best_on_validation(tmp_path, monkeypatch):

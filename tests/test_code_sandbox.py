@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dataenvgym.domains.code import CodeDomain, extract_code
-from dataenvgym.sandbox import Limits, run_program, run_tests
+from dataenvgym.sandbox import Limits, run_program
+from dataenvgym.sandbox_grader import run_tests
 
 pytestmark = pytest.mark.bubblewrap          # skipped, with the apt-get command, where bubblewrap is absent
 LIMITS = Limits(timeout=1.5, memory_mb=256, output_mb=4)

@@ -19,7 +19,7 @@ from dataenvgym.repair.agents import HeuristicAgent
 from dataenvgym.repair.env import RepairEnv, RepairObservation
 from dataenvgym.repair.gym import RepairToolEnv, render_observation
 from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, to_wire
-from dataenvgym.repair.train import observation_text
+from dataenvgym.repair.demos import observation_text
 
 TASK, SEED, MAX_STEPS = 'task_1_easy', 3, 60
 

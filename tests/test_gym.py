@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 
 from dataenvgym.repair.agents import HeuristicAgent
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.repair.gym import (RepairGymEnv, RepairToolEnv, tool_agent, tool_dataset, tool_grpo_train,
-                                   tool_warmup)
+from dataenvgym.repair.gym import RepairGymEnv, RepairToolEnv
+from dataenvgym.repair.tool_train import tool_agent, tool_dataset, tool_grpo_train, tool_warmup
 
 
 from dataenvgym import gyms

@@ -4,7 +4,8 @@ import pytest
 from peft import PeftModel
 
 from dataenvgym.core import Student
-from dataenvgym.domains.vqa import VQADomain, vqa_datum
+from dataenvgym.domains.vqa import VQADomain
+from dataenvgym.domains.vqa_images import vqa_datum
 from dataenvgym.students.vqa import HFVisionStudent, tiny_paligemma
 
 TASKS = VQADomain(['color', 'count_all']).tasks(8, seed=1)

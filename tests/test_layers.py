@@ -88,13 +88,15 @@ def test_no_import_cycle():
 
 def test_the_sandbox_loads_only_core():
     "Importing the sandbox loads nothing of the package but core."
-    assert set(loaded_by('dataenvgym.sandbox')) <= {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.sandbox'}
+    assert set(loaded_by('dataenvgym.sandbox')) <= {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.sandbox',
+                                                'dataenvgym.sandbox_boot'}
 
 
 @pytest.mark.parametrize('module', submodules('dataenvgym.domains'))
 def test_a_domain_loads_only_core_and_domains(module):
     "Importing a domain loads (besides core and the sandbox) nothing of teaching, repair, plotting, the registry, students or the cli."
-    allowed = {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.sandbox', 'dataenvgym.domains'}   # gyms: ids only
+    allowed = {'dataenvgym', 'dataenvgym.gyms', 'dataenvgym.core', 'dataenvgym.sandbox', 'dataenvgym.sandbox_boot',
+               'dataenvgym.sandbox_grader', 'dataenvgym.domains'}   # gyms: ids only
     extra = [m for m in loaded_by(module) if m not in allowed and not m.startswith('dataenvgym.domains.')]
     assert not extra, f'importing {module} loads {extra}'
 
@@ -109,7 +111,8 @@ def test_repair_loads_no_domain_student_or_teaching(module):
     assert not extra, f'importing {module} loads {extra}'
 
 
-COMPOSERS = {'dataenvgym.teaching.presets', 'dataenvgym.teaching.config'}   # they build concrete domains and students by name
+# they build concrete domains and students by name (build), or import presets, which do (config, paper, estimate)
+COMPOSERS = {f'dataenvgym.teaching.{m}' for m in ('presets', 'config', 'build', 'paper', 'estimate')}
 
 def test_teaching_contract_names_every_teaching_module_but_the_presets():
     "A new teaching module falls under the contract that keeps concrete domains and students out of teaching."

@@ -12,7 +12,8 @@ from dataenvgym.cli import main
 from dataenvgym.domains.code import CodeDomain
 from dataenvgym.domains.math import MathDomain, load_math_jsonl
 from dataenvgym.domains.tools import ToolDomain
-from dataenvgym.domains.vqa import VQADomain, SceneItem, VOCAB
+from dataenvgym.domains.vqa import VQADomain, SceneItem
+from dataenvgym.domains.vqa_scenes import VOCAB
 from dataenvgym.registry import lookup
 from dataenvgym.teaching.envs import DataSpec
 from dataenvgym.teaching.llm import LLM, ScriptedServer
@@ -272,7 +273,8 @@ def test_every_named_config_is_valid_and_dry_runs_on_the_cpu(checkpoints, tmp_pa
 
 def test_the_tools_engine_is_told_the_loaded_benchmarks_tools(tmp_path):
     "With m&m's files, the guide in the engine's prompt lists their tools (and arguments), not the built-in ones."
-    from dataenvgym.teaching.config import RunConfig, build_domain
+    from dataenvgym.teaching.build import build_domain
+    from dataenvgym.teaching.config import RunConfig
     files, _ = benchmark_files('tools', tmp_path)
     guide = build_domain(RunConfig(env='skill-list', domain={'name': 'tools', 'source': 'files', **files})).llm_guide
     assert 'get_location(city)' in guide and 'image_captioning(image)' in guide and 'capital:' not in guide, guide
@@ -312,7 +314,8 @@ def test_dry_run_refuses_what_the_run_refuses_in_the_same_words(checkpoints, tmp
 
 
 def test_an_unset_key_variable_warns(checkpoints, tmp_path, monkeypatch):
-    from dataenvgym.teaching.config import LLMSettings, MissingKeyWarning, build_llm
+    from dataenvgym.teaching.build import MissingKeyWarning, build_llm
+    from dataenvgym.teaching.config import LLMSettings
     monkeypatch.delenv('DATAENVGYM_NO_SUCH_KEY', raising=False)
     with pytest.warns(MissingKeyWarning, match='DATAENVGYM_NO_SUCH_KEY is not set'):
         build_llm(LLMSettings(model='m', base_url='http://127.0.0.1:9/v1', api_key_env='DATAENVGYM_NO_SUCH_KEY'))

@@ -20,7 +20,8 @@ from dataenvgym.core import Task
 from dataenvgym.domains.base import Rejected
 from dataenvgym.domains.code import CodeDomain, CodeItem, CodeTest, extract_code
 from dataenvgym.teaching.envs import Generated, quality_check
-from dataenvgym.sandbox import Limits, SandboxUnavailable, run_program, run_tests
+from dataenvgym.sandbox import Limits, SandboxUnavailable, run_program
+from dataenvgym.sandbox_grader import run_tests
 
 L = Limits(timeout=0.5, memory_mb=256, output_mb=2, disk_mb=8)
 REPO = Path(dataenvgym.__file__).resolve().parents[1]

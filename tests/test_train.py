@@ -10,7 +10,8 @@ from dataenvgym.repair.agents import HeuristicAgent, SubmitAgent, play_episode
 from dataenvgym.repair.env import RepairEnv
 from dataenvgym.lm import (GRPOSettings, SFTSettings, agent_messages, encode, env_return, grpo_train,
                            length_report, render, sft_train, tiny_agent)
-from dataenvgym.repair.train import EnvRollouts, play_episodes, record_rollouts, scripted, warmup_dataset
+from dataenvgym.repair.demos import record_rollouts, warmup_dataset
+from dataenvgym.repair.rollouts import EnvRollouts, play_episodes, scripted
 
 
 def _fake_trainer(model, tok):
@@ -87,7 +88,7 @@ SFT_WEIGHTS = '''
 import hashlib, sys, torch
 torch.set_num_threads(int(sys.argv[1]))
 from dataenvgym.lm import SFTSettings, sft_train, tiny_agent
-from dataenvgym.repair.train import record_rollouts, warmup_dataset
+from dataenvgym.repair.demos import record_rollouts, warmup_dataset
 model, tok = tiny_agent()
 sft = sft_train(model, tok, warmup_dataset(record_rollouts(seeds=range(1))), SFTSettings(max_steps=4))
 print(hashlib.sha256(b''.join(p.detach().numpy().tobytes() for p in sft.model.parameters())).hexdigest())

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from dataenvgym.core import Datum, read_jsonl
-from dataenvgym.domains.vqa import render_scene, task_image
+from dataenvgym.domains.vqa_images import task_image
+from dataenvgym.domains.vqa_scenes import render_scene
 from dataenvgym.teaching.presets import teaching_setup
 from dataenvgym.teaching.runner import run_episode
 

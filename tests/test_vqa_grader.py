@@ -7,9 +7,12 @@ import random
 from hypothesis import given, settings, strategies as st
 
 from dataenvgym.core import Task
-from dataenvgym.domains.vqa import (NB_PAIRS, QSUBSKILLS, VOCAB, YES_NO, SceneEngine, VQADomain, _side, grade_vqa,
-                                    naturalbench_read, naturalbench_scores, normalize_vqa, random_scene, read_answer,
-                                    render_scene, task_image)
+from dataenvgym.domains.vqa import VQADomain
+from dataenvgym.domains.vqa_engine import SceneEngine
+from dataenvgym.domains.vqa_grading import NB_PAIRS, grade_vqa, naturalbench_read, naturalbench_scores, normalize_vqa, read_answer
+from dataenvgym.domains.vqa_images import task_image
+from dataenvgym.domains.vqa_questions import QSUBSKILLS, YES_NO, _side
+from dataenvgym.domains.vqa_scenes import VOCAB, random_scene, render_scene
 
 DOMAIN = VQADomain()
 TASKS = DOMAIN.tasks(len(QSUBSKILLS) * 3, seed=11)  # every subskill at every level

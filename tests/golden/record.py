@@ -20,7 +20,8 @@ from dataenvgym.teaching.presets import teaching_setup
 from dataenvgym.teaching.runner import run_episode
 from dataenvgym.repair.env import RepairEnv
 from dataenvgym.repair.tasks import TASKS
-from dataenvgym.repair.train import BASELINES, record_episode
+from dataenvgym.repair.agents import BASELINES
+from dataenvgym.repair.demos import record_episode
 
 HERE = Path(__file__).parent
 DOMAINS, ENVS = ('math', 'code', 'tools', 'vqa'), ('open-ended', 'skill-list', 'skill-tree')
