@@ -54,12 +54,13 @@ def is_user_error(error: BaseException) -> bool:
 
 # %% ../nbs/80_cli.ipynb #2bafb0b5
 def explain(error: BaseException) -> str:
-    "`error` in one line: a validation error as its fields, a missing optional package as the extra that brings it."
+    "`error` in one line: a validation error as its fields, a missing optional package as its extra."
     if isinstance(error, ImportError) and (pkg := (error.name or '').split('.')[0]) in EXTRAS:
         return f"this needs the optional package {pkg}: pip install 'dataenvgym[{EXTRAS[pkg]}]'"
     if isinstance(error, ValidationError):
         return '; '.join(
-            f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}{e['msg'].removeprefix('Value error, ')}"
+            f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}"
+            f"{e['msg'].removeprefix('Value error, ')}"
             for e in error.errors()
         )
     if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark:
@@ -78,7 +79,8 @@ def _refuse(command: str, error: BaseException) -> int:
 # %% ../nbs/80_cli.ipynb #7f27aa76
 def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
                   steps: int | None = None, save: str | Path | None = None, progress: bool = False) -> dict:
-    "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` held-out ones; a JSON-ready summary."
+    "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` others."
+    # the `n_eval` are held out; returns a JSON-ready summary
     from dataenvgym.core import evaluate
     dom = make(f'domain:{domain}')
     split = dom.splits(n_train, 0, n_eval, seed=seed)
@@ -110,7 +112,7 @@ def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> 
 
 # %% ../nbs/80_cli.ipynb #ce3d1897
 def _print_iteration(log: IterationLog, skipped: str | None = None) -> None:
-    "One line per iteration (gain in points); what the engine and the quality check rejected, by reason; why it was skipped."
+    "A line per iteration (gain in points); what engine and quality check rejected, by reason; why skipped."
     why = log.rejected
     rejected = (
         f", rejected {sum(why.values())} ({', '.join(f'{k} {v}' for k, v in why.items())})" if why else ''
@@ -134,7 +136,7 @@ FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'pre
 
 # %% ../nbs/80_cli.ipynb #b573f37c
 def run_config(args: argparse.Namespace) -> RunConfig:
-    "The run `teach`'s arguments describe: `--config` (a file or a named config) or the defaults, the flags and `--set` over it."
+    "The run `teach`'s arguments describe: `--config` (file or name) or defaults, flags and `--set` over it."
     from dataenvgym.teaching.config import RunConfig, load_config, override
     config = load_config(args.config) if args.config else RunConfig()
     changes = {path: getattr(args, flag) for flag, path in FLAGS.items()
@@ -172,7 +174,7 @@ def _need_gpu(config: RunConfig) -> None:
 
 # %% ../nbs/80_cli.ipynb #cd311cf6
 def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
-    "The environment, policy and LLM that `teach`'s arguments describe (`config.build`: every part through `registry.make`)."
+    "Environment, policy and LLM `teach`'s arguments describe (`config.build`: all via `registry.make`)."
     from dataenvgym.teaching.build import build
     config = run_config(args)
     _need_packages(config)
@@ -204,7 +206,7 @@ def _warn_key(config: RunConfig) -> None:
 
 # %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
-    "`--dry-run`: the run's own checks (the first failure said as the run would say it), then what the run will cost."
+    "`--dry-run`: the run's own checks (first failure said as the run would), then what the run will cost."
     from dataenvgym.teaching.build import preflight
     from dataenvgym.teaching.estimate import estimate, estimate_table
     try: domain, problem = preflight(config), None
@@ -219,7 +221,7 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
 
 # %% ../nbs/80_cli.ipynb #7c9aab6f
 def teach(args: argparse.Namespace) -> int:
-    "Run (or resume) the teaching episode `args` describe, or print its config or its cost; per-iteration lines or one JSON object."
+    "Run (or resume) the episode `args` describe, or print its config or cost; lines per iteration or JSON."
     from dataenvgym.teaching.build import MissingKeyWarning, build, preflight
     # pandas, matplotlib: only for a run
     from dataenvgym.teaching.runner import result_lines, run_episode
@@ -261,7 +263,7 @@ def teach(args: argparse.Namespace) -> int:
 
 # %% ../nbs/80_cli.ipynb #e725ecad
 def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
-    "`teach config [NAME]`: print the config (named, or what --config and the flags describe) as YAML; bare: the names."
+    "`teach config [NAME]`: print the config (named, or from --config and flags) as YAML; bare: the names."
     if args.what[0] != 'config' or len(args.what) > 2:
         raise UserError(f"teach takes one optional command, config [NAME]; got {' '.join(args.what)!r}")
     if len(args.what) == 2: config = run_config(argparse.Namespace(**{**vars(args), 'config': args.what[1]}))
@@ -296,7 +298,7 @@ TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'tiny-exper
                       'qwen2.5-1.5b-medium-hard')
 
 def _check_train_config(name: str) -> None:
-    "What `train` can check of its config before importing the heavy libraries: a named one, or a YAML mapping."
+    "What `train` can check of its config before importing heavy libraries: a named one, or a YAML mapping."
     if name in TRAIN_CONFIG_NAMES: return
     path = Path(name)
     if not path.is_file():
@@ -309,7 +311,7 @@ def _check_train_config(name: str) -> None:
 
 # %% ../nbs/80_cli.ipynb #d6f6b7d6
 def train_agent(args: argparse.Namespace) -> int:
-    "Run one phase (`sft`, `grpo`, `eval`) of training an agent for the data-repair environment, or print a config."
+    "Run one phase (`sft`, `grpo`, `eval`) of training a data-repair agent, or print a config."
     _check_train_config(args.config)                  # before torch, TRL and transformers load (seconds)
     from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
     try:
@@ -557,7 +559,7 @@ def sweep(args: argparse.Namespace) -> int:
 
 # %% ../nbs/80_cli.ipynb #0d38301a
 def main(argv: Sequence[str] | None = None) -> int:
-    "Entry point of the `dataenvgym` console script: a user error is one line on stderr (a traceback with `--debug`)."
+    "Entry point of the `dataenvgym` console script: a user error is one stderr line (traceback: `--debug`)."
     args = _parser().parse_args(argv)
     try: return {'teach': teach, 'sweep': sweep, 'train': train_agent,
                  'student': student, 'serve': serve}[args.command](args)

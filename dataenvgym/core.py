@@ -19,7 +19,8 @@ __all__ = ['DOMAIN_MEMBERS', 'STUDENT_MEMBERS', 'stable_id', 'Record', 'Task', '
            'check_domain', 'check_student']
 
 # %% ../nbs/00_core.ipynb #41209c6a
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)   # made once: ids are made by the thousand
+# made once: ids are made by the thousand
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 def stable_id(*parts: Any, n: int = 16) -> str:
     "A short hex id that depends only on `parts` (hashed as canonical JSON)."
@@ -56,7 +57,8 @@ class Task(Record):
 
 # %% ../nbs/00_core.ipynb #07018ac8
 class Attempt(Record):
-    "A student's response to a task, graded: `correct` is the verdict, `score` a value in [0, 1], `feedback` says why."
+    ("A student's response to a task, graded: `correct` is the verdict, `score` a value in [0, 1], "
+     "`feedback` says why.")
     task: Task
     response: str
     correct: bool
@@ -72,7 +74,8 @@ class Attempt(Record):
 
 # %% ../nbs/00_core.ipynb #3d0eac07
 class Datum(Record):
-    "One training example: the `prompt` a student sees and the `response` it should learn, with its skill and source."
+    ("One training example: the `prompt` a student sees and the `response` it should learn, with its skill "
+     "and source.")
     id: str = ''
     prompt: str
     response: str
@@ -179,7 +182,7 @@ def check_choice(value: str, valid: Iterable[str], what: str = 'skill') -> str:
 # %% ../nbs/00_core.ipynb #a7227dad
 @runtime_checkable
 class Domain(Protocol):
-    "A task family: a skill taxonomy, a seeded task sampler and splitter, a strict grader, and the hooks envs call."
+    "A task family: a skill taxonomy, a seeded task sampler and splitter, a strict grader, hooks envs call."
     name: str
     subskills: list[str]
 
@@ -414,7 +417,7 @@ def _check_splits(c: _Checks, seed: int) -> None:
 
 # %% ../nbs/00_core.ipynb #e7caf517
 def _check_data(c: _Checks, ts: list[Task]) -> None:
-    "`datum` teaches the answer (or the response given); data come back through `save_assets` and `load_assets`."
+    "`datum` teaches the answer (or the given response); data return via `save_assets` and `load_assets`."
     if not ts or 'datum' not in c.has: return
     t, datum = ts[0], c.obj.datum
     x = c.call('datum(task)', datum, t)
@@ -455,7 +458,7 @@ def _check_extras(c: _Checks, ts: list[Task]) -> None:
 
 # %% ../nbs/00_core.ipynb #3d937979
 def check_domain(domain, n: int = 6, seed: int = 0):
-    "Run a short battery on `domain`; raise one `ContractError` listing every missing or broken part, else return it."
+    "Run a short battery on `domain`; one `ContractError` lists every missing or broken part, else return it."
     c = _Checks(domain, 'Domain')
     c.members(DOMAIN_MEMBERS)
     _check_taxonomy(c)
@@ -516,7 +519,7 @@ def _predict(c: _Checks, ts: list[Task]) -> Any:
 
 # %% ../nbs/00_core.ipynb #c3669fab
 def _check_fitting(c: _Checks, ts: list[Task], data: list[Datum], settings: dict) -> Any:
-    "The predictions after a fit (`_FAILED` if none), checking fit, examples_seen, predict, from_base, get_params."
+    "Predictions after a fit (`_FAILED` if none); checks fit, examples_seen, predict, from_base, get_params."
     params = _check_params(c)
     if not _fit(c, data, settings) or (preds := _predict(c, ts)) is _FAILED: return _FAILED
     seen = c.get('examples_seen')
@@ -542,7 +545,7 @@ def _check_saving(c: _Checks, ts: list[Task], preds: list[str]) -> None:
 
 # %% ../nbs/00_core.ipynb #d4753cbe
 def check_student(student, domain: Domain | None = None, n: int = 8, seed: int = 0, **settings):
-    "Fit and probe `student` on a few data, with fit `settings` (`steps=5`); one `ContractError` lists every problem."
+    "Fit and probe `student` on a few data (fit `settings`: `steps=5`); one `ContractError` lists all issues."
     c = _Checks(student, 'Student')
     c.members(STUDENT_MEMBERS)
     if not {'fit', 'predict'} <= c.has: return c.done()

@@ -71,7 +71,7 @@ CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% 
                    "{% if add_generation_prompt %}{{ '\\n' }}<|im_start|>assistant\n{% endif %}")
 
 def agent_template(tokenizer) -> str:
-    "The template an agent trains with: `CHATML_TEMPLATE` if the tokenizer knows `<|im_start|>`, else `CHAT_TEMPLATE`."
+    "The agent's chat template: `CHATML_TEMPLATE` if the tokenizer has `<|im_start|>`, else `CHAT_TEMPLATE`."
     return CHATML_TEMPLATE if '<|im_start|>' in tokenizer.get_vocab() else CHAT_TEMPLATE
 
 # %% ../nbs/10_lm.ipynb #dd600c38
@@ -99,7 +99,7 @@ def device_args(cpu: bool = False) -> dict:
 
 # %% ../nbs/10_lm.ipynb #c8ea5552
 def quantization(load_in_4bit: bool = True):
-    "transformers' 4-bit config (NF4, double quantization) in the card's precision on a GPU, when asked; else None."
+    "transformers' 4-bit config (NF4, double quant) in the card's precision on a GPU if asked; else None."
     if not (load_in_4bit and torch.cuda.is_available()): return None
     if importlib.util.find_spec('bitsandbytes') is None:
         raise ImportError("4-bit loading needs bitsandbytes: pip install 'dataenvgym[gpu]' "
@@ -141,7 +141,7 @@ def _unsloth_agent(name: str, adapter: bool, max_length: int, load_in_4bit: bool
 
 # %% ../nbs/10_lm.ipynb #c8f64346
 def _hf_agent(name: str, adapter: bool, load_in_4bit: bool):
-    "The transformers model in the card's precision (4-bit on a GPU if asked; an adapter on its base, trainable), tokenizer."
+    "(model, tokenizer) in the card's precision (4-bit on a GPU if asked; an adapter on its base, trainable)."
     from transformers import AutoModelForCausalLM, AutoTokenizer
     cuda = torch.cuda.is_available()
     tok = AutoTokenizer.from_pretrained(name)
@@ -191,7 +191,7 @@ def _left_padded(contexts: list[list[int]], pad: int, device) -> tuple[torch.Ten
 @torch.no_grad()
 def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens: int = 20,
                     temperature: float = 1.0, greedy: bool = False, **generate_kw) -> list[list[int]]:
-    "Each context's next reply as token ids (sampled, or greedy), up to and including the end-of-sequence token."
+    "Each context's next reply as token ids (sampled, or greedy), up to and including the EOS token."
     was_training, pad, eos = model.training, tokenizer.pad_token_id, tokenizer.eos_token_id
     model.eval()
     ids, attn = _left_padded(contexts, pad, model.device)
@@ -204,7 +204,7 @@ def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens:
 
 # %% ../nbs/10_lm.ipynb #1284eead
 class ReplyTrie:
-    "A finite set of replies as a trie of token ids (each reply ending in the end token), for constrained decoding."
+    "A finite set of replies as a trie of token ids (each ending in the end token), for constrained decoding."
     def __init__(self, tokenizer, replies: Sequence[str]):
         self.eos, self.root, self.replies = tokenizer.eos_token_id, {}, list(dict.fromkeys(replies))
         if not self.replies: raise ValueError('a ReplyTrie needs at least one reply')
@@ -239,7 +239,7 @@ def sample_replies(model, tokenizer, contexts: list[list[int]], trie: ReplyTrie,
 
 # %% ../nbs/10_lm.ipynb #a3f5c875
 def length_report(ds, tokenizer, max_length: int) -> dict:
-    "Tokenised length of every chat as the SFT trainer renders it, and how many would lose reply tokens; raises."
+    "Each chat's token length as the SFT trainer renders it, and how many would lose reply tokens; raises."
     lengths, lost = [], []
     for msgs in ds['messages']:
         mask = tokenizer.apply_chat_template(msgs, tokenize=True, return_dict=True,
@@ -259,7 +259,8 @@ def length_report(ds, tokenizer, max_length: int) -> dict:
 
 # %% ../nbs/10_lm.ipynb #f5d3278c
 class SFTSettings(BaseModel):
-    "Warm-up settings; `lora_r=None` trains every weight (the tiny agent), a rank a LoRA adapter (pretrained models)."
+    ("Warm-up settings; `lora_r=None` trains every weight (the tiny agent), a rank a LoRA adapter "
+     "(pretrained models).")
     model_config = ConfigDict(frozen=True, extra='forbid')
     epochs: float = Field(40, description='Passes over the chats (unless `max_steps` is positive).')
     max_steps: int = Field(-1, description='Optimiser steps, instead of `epochs`; -1: run `epochs` passes.')
@@ -292,13 +293,13 @@ def append_jsonl(path: Path, rows: Sequence[dict]) -> None:
 
 @contextmanager
 def output_folder(output_dir: str | Path | None, prefix: str):
-    "`output_dir` as given, or a temporary folder removed when the `with` block ends (nothing is left in /tmp)."
+    "`output_dir` as given, or a temp folder removed when the `with` block ends (nothing is left in /tmp)."
     if output_dir is not None: yield str(output_dir); return
     with tempfile.TemporaryDirectory(prefix=prefix) as d: yield d
 
 # %% ../nbs/10_lm.ipynb #eafa016b
 def log_callbacks(log_dir: str | Path | None, name: str) -> list:
-    "Trainer callbacks writing its logs to `log_dir/name.jsonl`, and to TensorBoard (`log_dir/tensorboard/name`)."
+    "Trainer callbacks logging to `log_dir/name.jsonl` and to TensorBoard (`log_dir/tensorboard/name`)."
     if log_dir is None: return []
     from transformers import TrainerCallback
     class JSONLLog(TrainerCallback):
@@ -313,7 +314,7 @@ def log_callbacks(log_dir: str | Path | None, name: str) -> list:
 
 # %% ../nbs/10_lm.ipynb #fcc6267e
 def chat_columns(ds) -> list[str]:
-    "The columns SFT reads: `messages`, and `tools` (the tool schemas the chats' calls use) where there is one."
+    "Columns SFT reads: `messages`, and `tools` (the tool schemas the chats' calls use) where there is one."
     return [c for c in ('messages', 'tools') if c in ds.column_names]
 
 # %% ../nbs/10_lm.ipynb #f55f0355
@@ -347,7 +348,7 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
 
 # %% ../nbs/10_lm.ipynb #7ce020a4
 def env_return(prompts, completions, env_return, env_seed, seed, **kwargs) -> list[float]:
-    "The GRPO reward: the environment's return for each completion's episode (checked against its prompt's seed)."
+    "The GRPO reward: the env's return for each completion's episode (checked against its prompt's seed)."
     if list(env_seed) != list(seed):
         raise RuntimeError(f'rollouts played seeds {list(env_seed)} for prompts of seeds {list(seed)}')
     return [float(r) for r in env_return]
@@ -407,7 +408,7 @@ def _grpo_config(s: GRPOSettings, out: str, max_length: int, progress: bool):
 def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None,
                output_dir: str | None = None,
                progress: bool = False, log_dir: str | Path | None = None):
-    "TRL's `GRPOTrainer` with the environment in the loop (`rollouts` as `rollout_func`, `env_return` as reward)."
+    "TRL's `GRPOTrainer` with the env in the loop (`rollouts` as `rollout_func`, `env_return` as reward)."
     from transformers import PrinterCallback
     from trl import GRPOTrainer
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')

@@ -59,7 +59,7 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
 @plot_style()
 def plot_rewards(rewards: Mapping[str, Sequence[float]] | Sequence[float], ax: Axes | None = None,
                  window: int = 1, xlabel: str = 'episode', title: str = 'reward') -> Figure:
-    "Reward (or return) curves, one per series, smoothed by a trailing mean over `window` points if `window` > 1."
+    "Reward (or return) curves, one per series, smoothed by a trailing `window`-point mean if `window` > 1."
     series = dict(rewards) if isinstance(rewards, Mapping) else {'reward': rewards}
     ax = _axes(ax, (5, 3.2))
     ax.axhline(0, color='0.6', linewidth=0.8)

@@ -105,7 +105,7 @@ def registered(kind: str | None = None) -> list[str]:
     return list(_entries(_check_kind(kind)))
 
 def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> None:
-    "Register `obj`, or the lazy path `'module:attr'` to it, as `kind:name` (an existing name only with `replace`)."
+    "Register `obj` (or its lazy path `'module:attr'`) as `kind:name`; a taken name only with `replace`."
     if not replace and name in _entries(_check_kind(kind)):
         raise ValueError(f'{kind}:{name} is registered already; pass replace=True to replace it')
     if isinstance(obj, str) and ':' not in obj:
@@ -119,7 +119,7 @@ def _unknown(kind: str, name: str, valid: list[str]) -> str:
     return f'Unknown {kind} {name!r}; valid {kind} names: {", ".join(near or valid)}'
 
 def lookup(kind: str, name: str) -> Any:
-    "The object registered as `kind:name` (imported now if it is a lazy path); an unknown name lists the valid ones."
+    "The object registered as `kind:name` (imported now if a lazy path); an unknown name lists valid ones."
     entries = _entries(_check_kind(kind))
     if name not in entries: raise ValueError(_unknown(kind, name, list(entries)))
     obj = entries[name]
@@ -135,7 +135,7 @@ def split_key(key: str) -> tuple[str, str]:
 
 # %% ../nbs/04_registry.ipynb #359bbdc8
 def make(name: str, /, **kwargs) -> Any:
-    "Build what `name` names: an environment (a bare name, from a preset and parts) or any `kind:name` entry with `kwargs`."
+    "Build `name`: an env (a bare name, from a preset and parts) or any `kind:name` entry with `kwargs`."
     kind, key = split_key(name)
     obj = lookup(kind, key)
     if kind == 'env': return resolve(ENV_MAKER)(key, **kwargs)

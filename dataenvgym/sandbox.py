@@ -33,7 +33,7 @@ class SandboxUnavailable(RuntimeError):
     "Untrusted code cannot be isolated on this machine: the message says why, and how to fix it or opt out."
 
 def check_timeout(value: Any) -> float:
-    "`value` as a time limit in seconds if it is a number in (0, MAX_TIMEOUT] (so finite); else a clear ValueError."
+    "`value` as a time limit in seconds if a number in (0, MAX_TIMEOUT] (so finite); else a clear ValueError."
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
         raise ValueError(f'the time limit must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, '
                          f'not {value!r}')
@@ -42,7 +42,7 @@ def check_timeout(value: Any) -> float:
 # %% ../nbs/07_sandbox.ipynb #c3b6fc05
 @dataclass(frozen=True)
 class Limits:
-    "Limits of one sandboxed run: seconds per call, memory, output, open files, the box's disk; its isolation."
+    "Limits of a sandboxed run: seconds per call, memory, output, open files, the box's disk; its isolation."
     timeout: float = 2.0
     memory_mb: int = 512
     output_mb: int = 8
@@ -64,7 +64,7 @@ class Limits:
 
     @property
     def box_mb(self) -> int:
-        "The memory cgroup's cap on the whole box: its memory, its tmpfs, 32 MB for bwrap, the interpreter, the kernel."
+        "The box's cgroup memory cap: its memory + tmpfs, 32 MB for bwrap, the interpreter and the kernel."
         return self.memory_mb + self.disk_mb + 32
 
     def rlimits(self, n_tests: int) -> dict[str, int]:
@@ -76,7 +76,7 @@ class Limits:
 # %% ../nbs/07_sandbox.ipynb #6f4eb726
 @dataclass(frozen=True)
 class Run:
-    "What one sandboxed process did: `status` 'ok', 'error' or 'timeout'; its stdout; its per-call reports; the error."
+    "What a sandboxed process did: `status` 'ok', 'error' or 'timeout'; stdout; per-call reports; the error."
     status: str
     stdout: str = ''
     calls: list[dict] = field(default_factory=list)
@@ -98,7 +98,7 @@ def _interpreter() -> dict:
 
 # %% ../nbs/07_sandbox.ipynb #9dfee4e0
 def _hidden(interp: dict) -> set[str]:
-    "Folders the box must not see under a bound one: site- and dist-packages, a venv, this package, its repository."
+    "Folders the box must not see under a bound one: site-/dist-packages, a venv, this package, its repo."
     pkg = Path(sys.modules[Task.__module__].__file__).resolve().parent   # this package (core's folder)
     system = glob('/usr/lib/python3*/*-packages') + glob('/usr/local/lib/python3*/*-packages')   # Debian's
     out = {*interp['site'], *system, str(pkg), sys.prefix if sys.prefix != sys.base_prefix else ''}
@@ -112,7 +112,7 @@ def _parents(d: str) -> list[str]:
 
 # %% ../nbs/07_sandbox.ipynb #d84a94bf
 def box_view(interp: dict | None = None) -> list[str]:
-    "bwrap arguments for the box's read-only view: /usr and its links, the interpreter's prefix minus site-packages, /proc, /dev."
+    "bwrap args for the read-only view: /usr (+ links), Python's prefix minus site-packages, /proc, /dev."
     interp, args, roots = interp or _interpreter(), [], []
     for d in ('/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin'):
         if os.path.islink(d): args += ['--symlink', os.readlink(d), d]
@@ -134,7 +134,7 @@ def box_view(interp: dict | None = None) -> list[str]:
 _PROC_HIDDEN = ('cmdline', 'partitions', 'diskstats', 'swaps')   # the kernel's command line, the host's disks
 
 def _proc_masks() -> list[str]:
-    "bwrap arguments that cover what /proc shows of the host: the files above, /proc/sys (an empty read-only tmpfs)."
+    "bwrap args covering what /proc shows of the host: the files above, /proc/sys (an empty read-only tmpfs)."
     files = [f'/proc/{f}' for f in _PROC_HIDDEN if os.path.exists(f'/proc/{f}')]
     args = [a for f in files for a in ('--ro-bind', '/dev/null', f)]
     return args + ['--tmpfs', '/proc/sys', '--remount-ro', '/proc/sys']
@@ -143,7 +143,7 @@ def _proc_masks() -> list[str]:
 _NOBODY = 65534
 
 def _namespaces(root: bool) -> list[str]:
-    "bwrap's namespaces, session and environment; as root, no user namespace (setpriv drops to nobody), else one mapping to the caller."
+    "bwrap's namespaces, session, env; as root no userns (setpriv → nobody), else one mapping to the caller."
     common = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
               '--hostname', 'box',
               '--die-with-parent', '--new-session', '--clearenv', '--setenv', 'LANG', 'C.UTF-8']
@@ -154,7 +154,7 @@ def _namespaces(root: bool) -> list[str]:
 
 # %% ../nbs/07_sandbox.ipynb #363ac0d5
 def _as_nobody(root: bool) -> list[str]:
-    "As root, the command that starts the interpreter as nobody, with no capabilities at all and the parent-death signal re-armed."
+    "As root: the command starting Python as nobody, no capabilities, the parent-death signal re-armed."
     if not root: return []
     return [shutil.which('setpriv') or 'setpriv', '--reuid', str(_NOBODY), '--regid', str(_NOBODY),
             '--clear-groups',
@@ -210,7 +210,7 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 # %% ../nbs/07_sandbox.ipynb #34dfd7c5
 def seccomp_filter(machine: str | None = None) -> bytes | None:
-    "The box's seccomp program for `machine` (default: this one): EPERM for the calls above, a foreign ABI killed; None if unknown."
+    "`machine`'s seccomp program (default ours): EPERM for calls above, foreign ABI killed; None if unknown."
     if (arch := _ARCHES.get((machine or platform.machine()).lower())) is None: return None
     col, audit = arch
     eperm = _bpf(_RET, _ERRNO | errno.EPERM)
@@ -254,7 +254,7 @@ def _read(fd: int, deadline: float, size: int = 1 << 16) -> bytes | None:
 
 # %% ../nbs/07_sandbox.ipynb #8fc0ca88
 class _Box:
-    "A running box: its process, our ends of its report, bwrap's info, stdout and stderr pipes, its folder, its cgroup."
+    "A running box: its process, our report ends, bwrap's info, stdout and stderr pipes, its folder, cgroup."
     def __init__(self, proc, reply: int, info: int, out: int, err: int, work: str | None, cgroup: str | None):
         self.proc, self.reply, self.info, self.out, self.err = proc, reply, info, out, err
         self.work, self.cgroup = work, cgroup
@@ -266,7 +266,7 @@ class _Box:
         _remove_cgroup(self.cgroup)
 
     def exited(self, seconds: float) -> bool:
-        "Wait up to `seconds` for the process to exit, without reaping it (so its process group stays ours to kill)."
+        "Wait up to `seconds` for the process to exit, unreaped (its process group stays ours to kill)."
         try: fd = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):
             try: self.proc.wait(seconds); return True
@@ -277,7 +277,7 @@ class _Box:
 # %% ../nbs/07_sandbox.ipynb #45757845
 @patch
 def _kill_inside(self: _Box) -> None:
-    "SIGKILL the box's init (bwrap's info pipe names it): the kernel kills the rest, and bwrap reaps the init."
+    "SIGKILL the box's init (named by bwrap's info pipe): the kernel kills the rest, bwrap reaps the init."
     try:
         pid = json.loads(_read(self.info, time.monotonic()) or b'{}').get('child-pid')
         fd = os.pidfd_open(pid)   # pins that process: the check and the kill below cannot hit a reused pid
@@ -321,7 +321,7 @@ def _cgroup_folders() -> Iterator[tuple[str, str]]:
 
 # %% ../nbs/07_sandbox.ipynb #ffc1c689
 def _make_cgroup(folder: str, kind: str, mb: int) -> str:
-    "A new cgroup under `folder` capped at `mb` MB of memory, no swap; its path (OSError if the kernel refuses)."
+    "A new cgroup under `folder` capped at `mb` MB of memory, no swap; its path (OSError if kernel refuses)."
     path, (limit, swap) = f'{folder}/dataenvgym-box-{os.getpid()}-{next(_BOXES)}', _CGROUP_FILES[kind]
     os.mkdir(path)
     try:
@@ -333,14 +333,14 @@ def _make_cgroup(folder: str, kind: str, mb: int) -> str:
 
 # %% ../nbs/07_sandbox.ipynb #433ad8ea
 def _rmdir_when_empty(path: str, tries: int = 200) -> None:
-    "Remove the cgroup `path` once the kernel lets go of its last process (a few ms after the kill), or give up."
+    "Remove the cgroup `path` once the kernel frees its last process (a few ms after the kill), or give up."
     for _ in range(tries):
         try: os.rmdir(path); return
         except FileNotFoundError: return
         except OSError: time.sleep(0.005)
 
 def _remove_cgroup(path: str | None) -> None:
-    "Remove a box's cgroup: now if it is empty, else by a thread (so the grader does not wait for the kernel)."
+    "Remove a box's cgroup: now if empty, else by a thread (so the grader does not wait for the kernel)."
     try:
         if path: os.rmdir(path)
     except FileNotFoundError: pass
@@ -365,7 +365,7 @@ def memory_cgroup() -> tuple[str, str] | None:
 # %% ../nbs/07_sandbox.ipynb #8f863ebd
 @cache
 def _unshare_net() -> tuple[str, ...]:
-    "`unshare` arguments for an empty network namespace where this machine allows it (the best-effort mode's one namespace)."
+    "`unshare` args for an empty network namespace where this machine allows it (best-effort mode's one)."
     if not (exe := shutil.which('unshare')) or not sys.platform.startswith('linux'): return ()
     for args in ((exe, '-n'), (exe, '-rn')):
         try:
@@ -384,7 +384,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 # %% ../nbs/07_sandbox.ipynb #7eaad790
 def _feed(data: bytes) -> int:
-    "The read end of a pipe that yields `data`, then ends: written now if it fits (up to 1 MiB), else by a thread."
+    "The read end of a pipe yielding `data`, then ending: written now if it fits (≤ 1 MiB), else by a thread."
     r, w = os.pipe()
     if len(data) > 1 << 16:
         try: fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, min(len(data), 1 << 20))
@@ -394,7 +394,7 @@ def _feed(data: bytes) -> int:
     return r
 
 def _bwrap_args(prefix: tuple[str, ...], seccomp_fd: int, info_fd: int, limits: Limits) -> bytes:
-    "bwrap's arguments for one box (the view, seccomp, its info pipe, a private /tmp), NUL-separated for `--args`."
+    "bwrap's args for one box (the view, seccomp, its info pipe, a private /tmp), NUL-separated for `--args`."
     args = [*prefix[1:], '--seccomp', str(seccomp_fd), '--info-fd', str(info_fd), '--perms', '1777',
             '--size', str(limits.disk_mb << 20), '--tmpfs', '/tmp', '--remount-ro', '/', '--chdir', '/tmp']
     return b''.join(a.encode() + b'\0' for a in args)
@@ -472,7 +472,7 @@ def _isolation() -> tuple[tuple[str, ...], str]:
 
 # %% ../nbs/07_sandbox.ipynb #f4f4d45c
 def isolation_prefix() -> tuple[str, ...]:
-    "The bubblewrap command line up to the per-run part (seccomp, /tmp, the program); () where code cannot be isolated here."
+    "The bubblewrap command up to the per-run part (seccomp, /tmp, program); () where code can't be isolated."
     return _isolation()[0]
 
 def refusal(why: str | None = None) -> str:
@@ -491,7 +491,7 @@ _TYPES = {'begin': bool, 'ready': bool, 'timeout': bool, 'i': int, 'got': str,
           'unjsonable': str, 'error': str}
 
 def parse_message(line: bytes) -> dict | None:
-    "One line of a box's report as a dict of a known shape with exactly typed values, else None; it never raises."
+    "One line of a box's report as a dict of known shape with exactly typed values, else None; never raises."
     try: msg = json.loads(line)
     except Exception: return None   # not UTF-8, not JSON, nested too deep, a number too long…
     if not isinstance(msg, dict) or frozenset(msg) not in _SHAPES: return None
@@ -500,7 +500,7 @@ def parse_message(line: bytes) -> dict | None:
 
 # %% ../nbs/07_sandbox.ipynb #dbb5b4b7
 class _Reader:
-    "A box's report, each message awaited until a deadline, while stdout (kept) and stderr (dropped) are drained."
+    "A box's report, each message awaited until a deadline, as stdout (kept), stderr (dropped) are drained."
     def __init__(self, box: _Box, cap: int, line_cap: int | None = None, out_cap: int | None = None):
         self.report, self.out, self.line_cap, self.over = box.reply, box.out, line_cap or cap, ''
         self.left = {box.reply: cap, box.out: out_cap or cap, box.err: cap}   # bytes each pipe may still send
@@ -548,7 +548,7 @@ class _Reader:
 def _stopped(m: dict | str) -> dict | str: return 'stopped' if m == 'eof' else m
 
 def _read_report(r: _Reader, functional: bool, n: int, step: float) -> tuple[list[dict], dict | str]:
-    "The validated call reports, and how the report ended: 'complete', 'stopped' (too early), a problem, or the message that ended it."
+    "Validated call reports, and the end: 'complete', 'stopped' (early), a problem, or the message ending it."
     if (m := r.next(STARTUP)) != {'begin': True}: return [], _stopped(m)
     calls = []
     if functional:
@@ -591,7 +591,7 @@ def run_program(code: str, *, stdin: str = '', func_name: str | None = None,
                 calls: Sequence[str] | None = None,
                 prelude: str = '', module: str = '__main__', limits: Limits = Limits(),
                 max_reply: int | None = None) -> Run:
-    "Run untrusted `code` (after a trusted `prelude`) in the sandbox: as a program reading `stdin`, or, with `func_name`, calling it on each of `calls`."
+    "Run untrusted `code` after a trusted `prelude`, boxed: on `stdin`, or `func_name` on each of `calls`."
     os_mode = limits.mode == 'os'
     if os_mode and not isolation_prefix(): raise SandboxUnavailable(refusal())
     n, start, cap = len(calls) if calls is not None else 1, time.monotonic(), limits.output_mb << 20

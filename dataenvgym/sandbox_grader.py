@@ -26,7 +26,7 @@ def _lines(s: str) -> Iterator[str]:
     yield s[start:]
 
 def _same_numbers(x: str, y: str) -> bool:
-    "Are the whitespace-separated tokens of `x` and `y` equal as decimals? One by one, to the first difference."
+    "Are whitespace-separated tokens of `x` and `y` equal as decimals? One by one, to the first difference."
     for a, b in zip_longest(_TOKEN.finditer(x), _TOKEN.finditer(y)):
         try:
             if a is None or b is None or Decimal(a.group()) != Decimal(b.group()): return False
@@ -35,7 +35,7 @@ def _same_numbers(x: str, y: str) -> bool:
 
 # %% ../nbs/09_sandbox_grader.ipynb #9ffa0828
 def lines_match(got: str, expected: str) -> bool:
-    "Do two program outputs agree by LiveCodeBench's stdin rules (stripped lines; equal text or decimal tokens)?"
+    "Do two outputs agree by LiveCodeBench's stdin rules (stripped lines; equal text or decimal tokens)?"
     if len(got) > 64 * len(expected) + 4096: return False   # longer than any spelling of the expected output
     got, expected = got.strip(), expected.strip()
     if got.count('\n') != expected.count('\n'): return False
@@ -48,7 +48,7 @@ def _kind(x: Any) -> str:
 
 # %% ../nbs/09_sandbox_grader.ipynb #14742356
 def same_json(a: Any, b: Any) -> bool:
-    "Are parsed JSON values `a` and `b` equal type for type (`true` is not `1`; `1.0` is `1`)? Iterative, so any depth."
+    "Are parsed JSON values `a`, `b` equal type for type (`true` ≠ `1`; `1.0` = `1`)? Iterative: any depth."
     todo = [(a, b)]
     while todo:
         x, y = todo.pop()
@@ -64,7 +64,7 @@ def same_json(a: Any, b: Any) -> bool:
 
 # %% ../nbs/09_sandbox_grader.ipynb #c8ea5317
 def same_value(got: str, expected: str) -> bool:
-    "Is the JSON `got` the JSON `expected`, type for type (as text if `expected` is not JSON)? It never raises."
+    "Is the JSON `got` the JSON `expected`, type for type (as text if `expected` isn't JSON)? Never raises."
     if len(got) > 12 * len(expected) + 64: return False   # no spelling of `expected` is that long: not parsed
     try: exp = json.loads(expected)
     except (ValueError, RecursionError): return got == expected
@@ -103,7 +103,7 @@ def check_tests(tests: Any, functional: bool = False) -> str:
 # %% ../nbs/09_sandbox_grader.ipynb #1679b0f7
 @dataclass(frozen=True)
 class Verdict:
-    "Code run against tests: `status` 'pass', 'fail', 'error' or 'timeout'; the first test that did not pass, and why."
+    "Code run on tests: `status` 'pass', 'fail', 'error' or 'timeout'; the first test that did not pass, why."
     status: str
     passed: int
     total: int
@@ -117,7 +117,7 @@ class Verdict:
     def correct(self) -> bool: return self.status == 'pass'
 
     def feedback(self, n_public: int | None = None, hidden_errors: bool = False) -> str:
-        "One line saying what happened; tests from `n_public` on are hidden: no values, no error unless `hidden_errors`."
+        "One-line summary; tests from `n_public` on are hidden: no values, no error unless `hidden_errors`."
         head = f'passed {self.passed}/{self.total} tests'
         if self.status == 'pass' or self.test is None:
             return head if self.status == 'pass' else f'{self.status}: {self.error}'
@@ -175,7 +175,7 @@ def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Ve
 # %% ../nbs/09_sandbox_grader.ipynb #680ee3d2
 def run_tests(code: str, tests: Sequence[dict], func_name: str | None = None, *, prelude: str = '',
               limits: Limits = Limits()) -> Verdict:
-    "Run `code` on `tests` in the sandbox: call `func_name` on each input, else feed it as stdin; it never raises."
+    "Run `code` on `tests` in the sandbox: call `func_name` on each input, else feed it stdin; never raises."
     tests = list(tests) if isinstance(tests, tuple) else tests
     if isinstance(tests, list) and not tests: return Verdict('error', 0, 0, error='there are no tests')
     if why := check_tests(tests, bool(func_name)) or _bad_names(code, func_name, prelude):

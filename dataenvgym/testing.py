@@ -32,7 +32,8 @@ def _field(text: str, name: str) -> str:
 
 # %% ../nbs/90_testing.ipynb #31f6c679
 class StandInTeacher:
-    "Answers the LLM teacher modules' prompts for a procedural `domain` (for `ScriptedServer`), and writes benchmark-style items from a `bank` of tasks; seeded."
+    "Answers LLM teacher modules' prompts for a procedural `domain` (for `ScriptedServer`); seeded."
+    # also writes benchmark-style items from a `bank` of tasks
     def __init__(self, domain: Domain, short_every: int = 4, wrong_rate: float = 0.05, seed: int = 0,
                  bank: Sequence[Task] = (), solve_rate: float = 0.9):
         self.domain, self.short_every, self.wrong_rate, self.seed, self.calls = (
@@ -57,7 +58,7 @@ class StandInTeacher:
     def __repr__(self): return f'StandInTeacher({self.domain!r}, {self.calls} calls answered)'
 
     def subskill_of(self, prompt: str) -> str:
-        "The subskill whose drawn prompts have `prompt`'s shape, else the one the classifier of drawn prompts predicts."
+        "The subskill whose drawn prompts have `prompt`'s shape, else a classifier of drawn prompts' pick."
         if (shape := self.shapes.get(mask_digits(prompt))) or self._classifier is None:
             return shape or self.domain.subskills[0]
         return str(self._classifier.predict([prompt])[0])
@@ -65,7 +66,7 @@ class StandInTeacher:
 # %% ../nbs/90_testing.ipynb #c90845dd
 @patch
 def __call__(self: StandInTeacher, request: dict) -> dict:
-    "The reply to a chat-completion `request`: a call of the tool (schema) it offers, answered from the prompt."
+    "The reply to a chat-completion `request`: a call of the tool (schema) it offers, from the prompt."
     self.calls += 1
     schema = request['tools'][0]['function']['name']
     text = request['messages'][-1]['content']
@@ -152,7 +153,7 @@ def _wrong(self: StandInTeacher, rng: random.Random) -> bool: return rng.random(
 
 @patch
 def _draw(self: StandInTeacher, text: str, rng: random.Random, bank: bool = False) -> list[Task]:
-    "The tasks to write `count` items from: the bank's, else the generator's of the subskill or skill asked for (else any)."
+    "Tasks to write `count` items from: the bank's, else the generator's of the subskill or skill (else any)."
     n, sub, skill = int(_field(text, 'count')), _field(text, 'subskill'), _field(text, 'skill')
     if bank and self.bank: return rng.sample(self.bank, min(n, len(self.bank)))
     kw = (
@@ -229,7 +230,7 @@ CHATML_HUB_TEMPLATE = ("{% for m in messages %}"
                        "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
 def chat_corpus(seeds: int = 3) -> list[str]:
-    "Texts to learn merges from: the scripted agents' repair episodes (observations, commands) on `seeds` seeds."
+    "Texts to learn merges from: scripted agents' repair episodes (observations, commands) on `seeds` seeds."
     from dataenvgym.repair.demos import record_rollouts
     tasks = ['task_0_tutorial', 'task_1_easy', 'task_2_medium']
     trajs = record_rollouts(['heuristic', 'oracle'], range(seeds), tasks)

@@ -64,7 +64,7 @@ def test_bad_input_is_refused_with_a_clear_error(agent):
     r = run('--agent', agent, '--reward', 'fix it', '--seeds', '2100:1', '--eval-seeds', '0:1')
     assert r.returncode != 0 and "--reward is episode, demonstrator, a command of task_4_expert" in r.stderr
     r = run('--agent', agent, '--seeds', 'ten')
-    assert r.returncode != 0 and '--seeds takes START:COUNT' in r.stderr
+    assert r.returncode != 0 and "--seeds: bad seed 'ten'" in r.stderr
 
 
 def test_contextual_control_is_a_named_rule(agent):

@@ -34,7 +34,8 @@ def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout:
                        env=env or ray_env())
     assert p.returncode == 0, p.stderr[-3000:]
     if stderr is not None: stderr.append(p.stderr)
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    # the last JSON line: a raylet started again can forward its log lines to the driver's stdout after the result
+    return json.loads(next(l for l in reversed(p.stdout.strip().splitlines()) if l.startswith('{')))
 
 
 @pytest.fixture(scope='module')

@@ -18,7 +18,7 @@ __all__ = ['Taxonomy', 'DomainBase', 'check_disjoint', 'Rejected', 'TextItem', '
 
 # %% ../../nbs/11_domains.base.ipynb #dc0a1d0a
 class Taxonomy(dict):
-    "Skill → subskills of a `registry` of subskill generators (each has a `skill`; `about` names what it means)."
+    "Skill → subskills of a `registry` of subskill generators (each has a `skill`; `about` explains it)."
     def __init__(self, registry: Mapping[str, Any], about: str = 'levels'):
         super().__init__()
         self.registry, self.about = registry, about
@@ -26,7 +26,7 @@ class Taxonomy(dict):
 
     def select(self, subskills: Sequence[str] | None, default: Sequence[str] | None = None,
                who: str = 'A domain') -> list[str]:
-        "`subskills` (else `default`, else all) checked against the registry, each once; a clear error if none."
+        "`subskills` (else `default`, else all) checked against the registry, each once; clear error if none."
         subskills = list(self.registry if default is None else default) if subskills is None else subskills
         if not subskills:
             raise ValueError(f'{who} needs at least one subskill; valid subskills: '
@@ -49,7 +49,7 @@ class Taxonomy(dict):
 
 # %% ../../nbs/11_domains.base.ipynb #9375889e
 class DomainBase:
-    "Seeded, balanced task drawing over a taxonomy, disjoint splits, and a default for every optional part of `Domain`."
+    "Seeded, balanced task drawing from a taxonomy, disjoint splits, defaults for optional `Domain` parts."
     taxonomy: Taxonomy | None = None             # skill → subskills, from the domain's registry of generators
     levels: tuple[int, ...] = (1, 2, 3)          # the difficulty levels `_make` takes
 
@@ -68,14 +68,14 @@ class DomainBase:
 
     def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
               difficulty: int | None = None, seed: int = 0) -> list[Task]:
-        "`n` tasks, balanced over the selected subskills (and over levels unless `difficulty` is given), seeded."
+        "`n` seeded tasks, balanced over the chosen subskills (and levels unless `difficulty` is given)."
         subs, rng, k = self._select(skill, subskill), random.Random(seed), len(self.levels)
         if difficulty is not None: check_choice(difficulty, self.levels, 'difficulty level')
         return [self._make(subs[i % len(subs)], difficulty
                            or self.levels[i // len(subs) % k], rng) for i in range(n)]
 
     def _make(self, subskill: str, level: int, rng: random.Random) -> Task:
-        "One task of `subskill` at `level`, drawn with `rng`: the one thing a subclass must add to draw tasks."
+        "One task of `subskill` at `level` drawn with `rng`: all a subclass must add to draw tasks."
         raise NotImplementedError(f'{type(self).__name__}._make(subskill, level, rng) is missing: '
                                   'DomainBase.tasks draws every task with it')
 
@@ -130,7 +130,7 @@ def show(self: DomainBase, tasks: Sequence[Task], answers: dict[str, Sequence[st
 # %% ../../nbs/11_domains.base.ipynb #455f1db3
 def check_disjoint(splits: dict[str, list[Task]],
                    key: Callable[[Task], str] | None = None) -> dict[str, list[Task]]:
-    "Return `splits` if no two share a task id or a `key` (default: the prompt), else raise a `ValueError` naming one."
+    "`splits` if no two share a task id or a `key` (default: the prompt), else a `ValueError` naming one."
     what, key = ('prompt', lambda t: t.prompt) if key is None else ('key', key)
     seen: dict[str, str] = {}
     for name, tasks in splits.items():
@@ -149,7 +149,7 @@ def _split_key(self: DomainBase, task: Task) -> str:
 @patch
 def splits(self: DomainBase, n_train: int, n_val: int,
            n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
-    "Disjoint train/val/test tasks (no shared id or `_split_key`); test comes first, so it depends only on `n_test` and `seed`."
+    "Disjoint train/val/test (no shared id/`_split_key`); test drawn first: depends only on `n_test`, `seed`."
     need = n_train + n_val + n_test
     for m in (need * 2**k for k in range(8)):
         first: dict[str, Task] = {}
@@ -192,7 +192,7 @@ def llm_guide(self: DomainBase) -> str:
 @patch
 def check_llm_item(self: DomainBase, item: BaseModel, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
-    "(reference task, response to teach) pairs for an LLM `item`; `Rejected` if `solve` cannot re-derive its answer."
+    "(task, response to teach) pairs for an LLM `item`; `Rejected` if `solve` can't re-derive its answer."
     truth = self.solve(item.prompt)
     if truth is None: raise Rejected('unsolvable', item.prompt[:80])
     task = Task(domain=self.name, prompt=item.prompt, answer=truth, skill=skill, subskill=subskill,
@@ -222,12 +222,12 @@ class FileSplits:
 
     @property
     def llm_guide(self) -> str:
-        "The domain's guide for an LLM engine, about the loaded validation tasks where the domain can say (`llm_guide_for`)."
+        "The domain's LLM-engine guide, about the loaded validation tasks where it can say (`llm_guide_for`)."
         guide_for = getattr(self.domain, 'llm_guide_for', None)
         return guide_for(self.val) if guide_for else self.domain.llm_guide
 
     def splits(self, n_train: int, n_val: int, n_test: int, *, seed: int = 0) -> dict[str, list[Task]]:
-        "The files' validation and test tasks (whatever the sizes asked), and `n_train` generator tasks besides them."
+        "The files' validation and test tasks (whatever sizes asked), and `n_train` generator tasks besides."
         taken = {self.domain.key(t) for t in self.val + self.test}
         pool = [t for t in self.domain.splits(n_train, 0, 0, seed=seed)['train']
                 if self.domain.key(t) not in taken] if n_train else []

@@ -27,7 +27,7 @@ __all__ = ['LCB_PRELUDE', 'LCB_FIELDS', 'CODE_GUIDE', 'extract_code', 'CodeDomai
 _LANG, _CLOSE = re.compile(r'[ \t]*([A-Za-z0-9_+-]*)'), re.compile(r'\n[ \t]*```')
 
 def _fenced(text: str) -> Iterator[tuple[str, str]]:
-    "(language, code) of each fenced block: ``` and its tag, the line's end, the code up to a line opening ``` or the end."
+    "(language, code) per fenced block: ``` + tag, the line's end, code up to a line opening ``` or the end."
     pos = 0
     while (start := text.find('```', pos)) >= 0 and (eol := text.find('\n', start + 3)) >= 0:
         close = _CLOSE.search(text, eol + 1)
@@ -43,7 +43,7 @@ def extract_code(response: str) -> str:
 
 # %% ../../nbs/13_domains.code.ipynb #45e7df18
 class CodeDomain(DomainBase):
-    "Python function-writing tasks over a skill taxonomy, generated from a seed and graded by running them in the sandbox."
+    "Python function-writing tasks over a skill taxonomy, seeded, graded by running them in the sandbox."
     name, taxonomy = 'code', CODE_TAXONOMY
     # `TinyLM` room for the longest prompt and program
     student_settings = {'max_length': 320, 'max_new_tokens': 144}
@@ -61,7 +61,7 @@ class CodeDomain(DomainBase):
         return make_task(subskill, level, rng, self.n_public, self.n_hidden)
 
     def grade(self, task: Task, response: str) -> Attempt:
-        "Run the code in `response` on the task's public and hidden tests; correct only if all pass. It never raises."
+        "Run `response`'s code on the task's public and hidden tests; correct only if all pass. Never raises."
         try: return self._grade(task, response)
         except SandboxUnavailable: raise
         except Exception as e:   # one bad task or a failure of the grader: a failed attempt that says why
@@ -87,7 +87,7 @@ class CodeDomain(DomainBase):
 
     def grade_many(self, tasks: Sequence[Task], responses: Sequence[str],
                    workers: int | None = None) -> list[Attempt]:
-        "Grade `responses` to `tasks` in parallel (`workers` threads, default this domain's, else one per core)."
+        "Grade `responses` to `tasks` on `workers` threads (default this domain's, else one per core)."
         if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} '
                                                           f'responses')
         return run_many(self.grade, list(zip(tasks, responses)), workers or self.workers)
@@ -95,7 +95,7 @@ class CodeDomain(DomainBase):
 # %% ../../nbs/13_domains.code.ipynb #550913a2
 def quality_filter(tasks: Sequence[Task], domain: CodeDomain | None = None,
                    workers: int | None = None) -> tuple[list[Task], list[tuple[Task, str]]]:
-    "Keep the tasks whose reference solution passes all their own tests; return the rest with the grader's feedback."
+    "Keep tasks whose reference solution passes all their tests; return the rest with the grader's feedback."
     attempts = (domain or CodeDomain()).grade_many(tasks, [t.answer for t in tasks], workers)
     return [a.task for a in attempts if a.correct], [(a.task, a.feedback) for a in attempts if not a.correct]
 
@@ -105,7 +105,7 @@ _PICKLE_STRINGS = {'SHORT_BINUNICODE', 'BINUNICODE', 'BINUNICODE8', 'UNICODE'}
 _PICKLE_BOOKKEEPING = {'PROTO', 'FRAME', 'MEMOIZE', 'BINPUT', 'LONG_BINPUT', 'PUT', 'STOP'}
 
 def pickled_string(data: bytes) -> str:
-    "The string in a pickle that holds exactly one `str`, read without unpickling; ValueError for anything else."
+    "The `str` in a pickle of exactly one `str`, read without unpickling; ValueError for anything else."
     try: ops = [(op.name, arg) for op, arg, _ in pickletools.genops(data)]
     except ValueError as e: raise ValueError(f'not a valid pickle ({e})') from None
     if bad := next((name for name, _ in ops if name not in _PICKLE_STRINGS | _PICKLE_BOOKKEEPING), None):
@@ -116,7 +116,7 @@ def pickled_string(data: bytes) -> str:
 
 # %% ../../nbs/13_domains.code.ipynb #e094872f
 def decode_private_tests(s: str, max_bytes: int = 1 << 30) -> list[dict]:
-    "LiveCodeBench's `private_test_cases`: plain JSON, or base64 → zlib → a pickled JSON string (decoded without unpickling)."
+    "LiveCodeBench's `private_test_cases`: JSON, or base64 → zlib → a pickled JSON string, not unpickled."
     try: return json.loads(s)
     except json.JSONDecodeError: pass
     try: packed = base64.b64decode(s.encode('ascii'), validate=True)
@@ -167,7 +167,7 @@ _LCB_LEVELS = {'easy': 1, 'medium': 2, 'hard': 3}
 
 # %% ../../nbs/13_domains.code.ipynb #834b0735
 def lcb_task(row: dict, where: str) -> Task:
-    "A `Task` from one LiveCodeBench row; `JsonlError` naming `where` if the row is not in the published format."
+    "A `Task` from a LiveCodeBench row; `JsonlError` naming `where` if it is not in the published format."
     if not isinstance(row, dict) or (missing := [f for f in LCB_FIELDS if not isinstance(row.get(f), str)]):
         raise JsonlError(f'{where}: not a LiveCodeBench row (needs string fields {", ".join(LCB_FIELDS)}; '
                          f'missing or not strings: {", ".join(missing) if isinstance(row, dict) else "all"})')
@@ -202,7 +202,7 @@ def lcb_task(row: dict, where: str) -> Task:
 
 # %% ../../nbs/13_domains.code.ipynb #18cd76c8
 def load_livecodebench(path: str | Path) -> list[Task]:
-    "Tasks from one LiveCodeBench JSON Lines file (`test.jsonl`, `test2.jsonl`, …); a bad line raises `JsonlError`."
+    "Tasks from a LiveCodeBench JSONL file (`test.jsonl`, `test2.jsonl`, …); a bad line raises `JsonlError`."
     path, tasks = Path(path), []
     with path.open(encoding='utf-8') as f:
         for i, line in enumerate(f, 1):
@@ -216,7 +216,7 @@ def load_livecodebench(path: str | Path) -> list[Task]:
 
 # %% ../../nbs/13_domains.code.ipynb #e1a7ce03
 def livecodebench_splits(release_v1: str | Path, release_v2: str | Path) -> dict[str, list[Task]]:
-    "The paper's split: test = release_v1's problems, val = those of release_v2 (new file or whole release) not in v1, each sorted by id."
+    "Paper split: test = release_v1, val = release_v2 (new file or all of it) minus v1, each sorted by id."
     test = sorted(load_livecodebench(release_v1), key=lambda t: t.metadata['question_id'])
     v1 = {t.metadata['question_id'] for t in test}
     val = sorted((t for t in load_livecodebench(release_v2) if t.metadata['question_id'] not in v1),
@@ -225,7 +225,8 @@ def livecodebench_splits(release_v1: str | Path, release_v2: str | Path) -> dict
 
 # %% ../../nbs/13_domains.code.ipynb #de22780b
 class CodeTest(BaseModel):
-    "One test: the input (one JSON value per argument, a line each; or stdin text) and the expected output (JSON; or stdout)."
+    ("One test: the input (one JSON value per argument, a line each; or stdin text) and the expected output "
+     "(JSON; or stdout).")
     input: str
     output: str
 
@@ -238,10 +239,9 @@ class CodeItem(BaseModel):
 
 # %% ../../nbs/13_domains.code.ipynb #03e707cf
 CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function the tests call (empty for a '
-              'program that '
-              'reads stdin); the reference program; and at least 2 tests, each an input (one JSON value per argument, one '
-              'per line; or the stdin text) and the expected output (JSON of the return value; or the '
-              'printed text).')
+              'program that reads stdin); the reference program; and at least 2 tests, each an input '
+              '(one JSON value per argument, one per line; or the stdin text) and the expected output '
+              '(JSON of the return value; or the printed text).')
 
 @patch(as_prop=True)
 def llm_item(self: CodeDomain) -> type[BaseModel]: return CodeItem

@@ -19,7 +19,7 @@ __all__ = ['CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES', 'CODE
 # %% ../../nbs/14_domains.code_tasks.ipynb #6679ef0f
 @dataclass(frozen=True)
 class Variant:
-    "One kind of function: `doc`, a short reference `body`, an independent `fn`, an input drawer and parameter kinds."
+    "One function kind: `doc`, short reference `body`, an independent `fn`, an input drawer, parameter kinds."
     doc: str
     body: str
     fn: Callable[..., Any]
@@ -514,7 +514,7 @@ CODE_TAXONOMY = Taxonomy(CODE_SUBSKILLS)   # skill → subskills, with what thei
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #8d14d54f
 def _make_tests(v: Variant, consts: dict, rng: random.Random, n: int) -> list[dict]:
-    "`n` functional tests of variant `v` (fewer if it has fewer distinct inputs), preferring inputs with new outputs."
+    "`n` tests of variant `v` (fewer if it has fewer distinct inputs), preferring inputs with new outputs."
     seen, candidates = set(), []
     for _ in range(20 * n):
         args = v.draw(rng)
@@ -529,7 +529,7 @@ def _make_tests(v: Variant, consts: dict, rng: random.Random, n: int) -> list[di
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #acd6e3d3
 def make_task(subskill: str, level: int, rng: random.Random, n_public: int = 2, n_hidden: int = 4) -> Task:
-    "One task of `subskill` at difficulty `level` (1–3), drawn with `rng`, with its reference solution and tests."
+    "One task of `subskill` at `level` (1–3), drawn with `rng`, with its reference solution and tests."
     check_choice(level, (1, 2, 3), 'difficulty level')
     sub = CODE_SUBSKILLS[check_choice(subskill, CODE_SUBSKILLS, 'subskill')]
     v = rng.choice(sub.variants[level - 1])

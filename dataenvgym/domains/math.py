@@ -53,7 +53,7 @@ TaskMaker = Callable[[random.Random, int], tuple[str, int | Fraction, dict]]
 
 @dataclass(frozen=True)
 class Subskill:
-    "A task generator: its skill, what its difficulty levels 1–3 mean, and `make(rng, level) -> (prompt, value, operands)`."
+    "A task generator: its skill, what levels 1–3 mean, `make(rng, level) -> (prompt, value, operands)`."
     skill: str
     levels: str
     make: TaskMaker
@@ -323,7 +323,7 @@ def make_task(subskill: str, level: int, rng: random.Random) -> Task:
 
 # %% ../../nbs/12_domains.math.ipynb #229dcce5
 def last_boxed(text: str) -> str | None:
-    "The content of the last `\\boxed{...}` in `text` (else of the last `\\fbox{...}`), braces balanced; None if there is none."
+    "Content of the last `\\boxed{...}` in `text` (else last `\\fbox{...}`), braces balanced; None if none."
     for cmd in ('\\boxed', '\\fbox'):
         i = text.rfind(cmd)
         if i < 0: continue
@@ -338,7 +338,7 @@ def last_boxed(text: str) -> str | None:
 
 # %% ../../nbs/12_domains.math.ipynb #b3802d9c
 def extract_answer(response: str) -> str:
-    "The final answer in a response: its last `\\boxed{}`, else what follows 'final answer is', else all of it."
+    "A response's final answer: its last `\\boxed{}`, else what follows 'final answer is', else all of it."
     if (boxed := last_boxed(response)) is not None: return boxed
     if (i := response.lower().rfind('final answer is')) >= 0:
         response = re.sub(r'\.?\s*I hope it is correct\.?\s*$', '', response[i + len('final answer is'):])
@@ -402,7 +402,7 @@ def _expand(s: str, cmd: str, nargs: int, fmt: str) -> str:
 
 # %% ../../nbs/12_domains.math.ipynb #36935c70
 def latex_to_plain(s: str) -> str:
-    "A normalised LaTeX/plain answer as plain text that sympy can parse safely; ValueError if it holds anything else."
+    "A normalised LaTeX/plain answer as plain text sympy parses safely; ValueError for anything else."
     s = re.sub(r'\\sqrt\[([^\]]*)\]', r'\\root{\1}', s)
     s = _expand(s, '\\frac', 2, '(({})/({}))')
     s = _expand(_expand(s, '\\root', 2, '(({1})**(1/({0})))'), '\\sqrt', 1, ' sqrt({})')
@@ -436,7 +436,7 @@ def _sympy_child(conn, a: str, b: str):
     except Exception as e: conn.send(f'error: {type(e).__name__}')
 
 def sympy_verdict(a: str, b: str, timeout: float = 2.0) -> str:
-    "Compare plain expressions `a` and `b` in a child process killed after `timeout` s: 'equal', 'different', 'timed out' or 'error: ...'."
+    "Compare `a`, `b` in a child killed at `timeout` s: 'equal', 'different', 'timed out' or 'error: ...'."
     start = time.monotonic()
     recv, send = _MP.Pipe(duplex=False)
     child = _MP.Process(target=_sympy_child, args=(send, a, b))
@@ -448,7 +448,7 @@ def sympy_verdict(a: str, b: str, timeout: float = 2.0) -> str:
 
 # %% ../../nbs/12_domains.math.ipynb #b516f628
 def grade_answer(response: str, answer: str, timeout: float = 2.0) -> tuple[bool, str]:
-    "Is the final answer in `response` equal to the reference `answer`? Returns (verdict, reason), within about `timeout` s."
+    "Does `response`'s final answer equal the reference `answer`? (verdict, reason), in about `timeout` s."
     got, want = normalize_answer(extract_answer(response)), normalize_answer(answer)
     if not got: return False, 'wrong, no answer'
     if got == want: return True, 'correct'
@@ -531,7 +531,7 @@ _FORMATS: list[tuple[str, Callable[..., int | Fraction]]] = [  # the first patte
 # %% ../../nbs/12_domains.math.ipynb #e38dfd3a
 @patch
 def solve(self: MathDomain, prompt: str) -> str | None:
-    "The exact answer to a prompt in one of the generator's formats, written as the generator writes it; else None."
+    "The exact answer to a prompt in one of the generator's formats, as the generator writes it; else None."
     if not isinstance(prompt, str) or len(prompt := prompt.strip()) > 100: return None
     for pattern, value in _FORMATS:
         if m := re.fullmatch(pattern, prompt):
@@ -580,7 +580,7 @@ def load_math_jsonl(path: str | Path, skip_unanswered: bool = False) -> list[Tas
 
 # %% ../../nbs/12_domains.math.ipynb #60ba6238
 def load_math_dir(root: str | Path, skip_unanswered: bool = False) -> list[Task]:
-    "Tasks from a raw MATH folder of one-problem JSON files (`MATH/{split}/{subject}/{n}.json`), in path and number order."
+    "Tasks from a raw MATH folder (`MATH/{split}/{subject}/{n}.json`, a problem each), in path/number order."
     root = Path(root)
     if not root.is_dir(): raise FileNotFoundError(f'No MATH folder at {root}')
     paths = sorted(root.rglob('*.json'), key=lambda p: (p.parent.as_posix(), len(p.stem), p.stem))
@@ -592,7 +592,8 @@ def load_math_dir(root: str | Path, skip_unanswered: bool = False) -> list[Task]
 
 # %% ../../nbs/12_domains.math.ipynb #370ffb8a
 class MathItem(BaseModel):
-    "A math datum written by an LLM: a problem, a worked solution ending in its final answer, and that answer."
+    ("A math datum written by an LLM: a problem, a worked solution ending in its final answer, and that "
+     "answer.")
     problem: str
     solution: str
     final_answer: str
@@ -611,7 +612,7 @@ def llm_guide(self: MathDomain) -> str: return MATH_GUIDE
 @patch
 def check_llm_item(self: MathDomain, item: MathItem, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
-    "The item as (task, worked solution), if the solution ends in its final answer and (where `solve` can) that answer is right."
+    "(task, solution) if the solution ends in its final answer and (where `solve` can check) it is right."
     if not item.problem.strip() or not item.final_answer.strip(): raise Rejected('empty problem or answer')
     ok, why = grade_answer(item.solution, item.final_answer, self.timeout)
     if not ok: raise Rejected('solution disagrees with its final answer', why)
@@ -628,7 +629,8 @@ def check_llm_item(self: MathDomain, item: MathItem, skill: str = '', subskill: 
 @patch
 def datum(self: MathDomain, task: Task, source: str = 'task',
           response: str | None = None, **metadata) -> Datum:
-    "A datum teaching `response` (default the answer); a task with a worked solution (MATH's) keeps it for students that train on solutions."
+    "A datum teaching `response` (default the answer), keeping a task's worked solution (MATH's) if any."
+    # for students that train on solutions
     d = DomainBase.datum(self, task, source, response, **metadata)
     if 'solution' not in task.metadata or 'solution' in d.metadata: return d
     return d.model_copy(update={'metadata': {**d.metadata, 'solution': task.metadata['solution']}})

@@ -135,7 +135,7 @@ def llm_guide(self: ToolDomain) -> str: return TOOLS_GUIDE + '\nTools:\n' + '\n'
 @patch
 def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: str = '',
                    difficulty: int = 1) -> list[tuple[Task, str]]:
-    "The item as (task, plan), if the plan executes over the registered tools (m&m's tools: is well formed) and fits the request (the plan `solve` reads from it, arguments and all)."
+    "(task, plan) if the plan executes (m&m's: is well formed) and is what `solve` reads from the request."
     try: plan = parse_plan(item.plan)
     except PlanError as e: raise Rejected('plan does not parse', str(e)) from None
     names, final = [c.name for c in plan], None
@@ -156,7 +156,7 @@ def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: 
 # %% ../../nbs/15_domains.tools.ipynb #1f9c989a
 @patch
 def llm_guide_for(self: ToolDomain, tasks: Sequence[Task]) -> str:
-    "The guide with the tools `tasks` use (a loaded benchmark's, e.g. m&m's), with their arguments; the built-in tools if none."
+    "The guide with the tools `tasks` use (e.g. a loaded m&m's) and their arguments; built-in tools if none."
     args: dict[str, set[str]] = {}
     for t in tasks:
         try: plan = parse_plan(t.answer)

@@ -25,7 +25,7 @@ __all__ = ['VQA_GUIDE', 'VQADomain', 'show_scenes', 'SceneItem']
 
 # %% ../../nbs/21_domains.vqa.ipynb #5f199a31
 class VQADomain(DomainBase):
-    "Questions about rendered scenes of shapes over a skill taxonomy, generated from a seed and graded strictly."
+    "Questions about rendered scenes of shapes over a skill taxonomy, seeded and graded strictly."
     name, taxonomy = 'vqa', VQA_TAXONOMY
 
     def __init__(self, subskills: Sequence[str] | None = None, image_size: int = 64):
@@ -37,7 +37,7 @@ class VQADomain(DomainBase):
               level: int, rng: random.Random) -> Task: return make_task(subskill, level, rng, self.image_size)
 
     def grade(self, task: Task, response: str) -> Attempt:
-        "Grade `response` to `task` (NaturalBench's reading for its tasks, else `grade_vqa`); the feedback says why."
+        "Grade `response` (NaturalBench's reading for its tasks, else `grade_vqa`); the feedback says why."
         response = response if isinstance(response, str) else str(response)
         if task.metadata.get('benchmark') == 'naturalbench':
             got = naturalbench_read(response, task.metadata['question_type'])
@@ -48,7 +48,8 @@ class VQADomain(DomainBase):
         return Attempt(task=task, response=response, correct=ok, feedback=why)
 
     def key(self, task: Task) -> str:
-        "The same question about the same image is the same task (the teaching environments keep exam questions out of training data by this key)."
+        "The same question about the same image is the same task."
+        # the teaching environments keep exam questions out of training data by this key
         return stable_id(task.prompt, image_key(task))
 
     def _split_key(self, task: Task) -> str:
@@ -56,11 +57,12 @@ class VQADomain(DomainBase):
         return scene_id(task.metadata['scene'])
 
     def datum(self, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
-        "A training datum for `task` that keeps its image (`vqa_datum`); the teaching environments make data with it."
+        "A training datum for `task` keeping its image (`vqa_datum`); teaching envs make data with it."
         return vqa_datum(task, source, response, **metadata)
 
     def save_assets(self, data: Sequence[Datum], root: str | Path, relative_to: str | Path) -> list[Datum]:
-        "Write the data's images as PNGs to `root/images/` and return the data pointing at them by paths relative to `relative_to` (where their JSONL goes)."
+        "Write the data's images to `root/images/` as PNGs; the data, with paths relative to `relative_to`."
+        # `relative_to`: where their JSONL goes
         return save_images(data, Path(root) / 'images', relative_to)
 
     def load_assets(self, data: Sequence[Datum], folder: str | Path) -> list[Datum]:
@@ -70,7 +72,7 @@ class VQADomain(DomainBase):
 # %% ../../nbs/21_domains.vqa.ipynb #66ca82a2
 def show_scenes(tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None = None, ncols: int = 4,
                 domain: VQADomain | None = None, width: int = 26):
-    "A matplotlib figure: a grid of task images with their questions, answers and (optionally) students' graded answers."
+    "A matplotlib grid of task images, their questions, answers and (optionally) students' graded answers."
     import matplotlib.pyplot as plt
     domain, answers = domain or VQADomain(), answers or {}
     for label, a in answers.items():
@@ -95,7 +97,7 @@ def show_scenes(tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None 
 # %% ../../nbs/21_domains.vqa.ipynb #c594b076
 @patch
 def show(self: VQADomain, tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None = None, **kwargs):
-    "A grid of the tasks' scenes with their questions and answers (and students' graded `answers`): `show_scenes`."
+    "A grid of the tasks' scenes, questions and answers (and students' graded `answers`): `show_scenes`."
     return show_scenes(tasks, answers, domain=self, **kwargs)
 
 # %% ../../nbs/21_domains.vqa.ipynb #8115f9f4
@@ -120,7 +122,7 @@ def llm_guide(self: VQADomain) -> str: return VQA_GUIDE
 @patch
 def check_llm_item(self: VQADomain, item: SceneItem, skill: str = '', subskill: str = '', difficulty: int = 1,
                    questions: int = 2) -> list[tuple[Task, str]]:
-    "Up to `questions` (task, answer) pairs read from the rendered scene (of `subskill` if it is one of ours), if it can be laid out."
+    "Up to `questions` (task, answer) pairs from the scene if it can be laid out (of `subskill` if ours)."
     subs = [subskill] if subskill in QSUBSKILLS else [s for s in self.subskills
                                                       if QSUBSKILLS[s].skill == skill] or None
     try: tasks = SceneEngine(self.image_size).tasks(item.scene, n=questions, subskills=subs,

@@ -117,7 +117,8 @@ def _parse_json_spec(spec: dict | list) -> tuple[list[dict], list[tuple[int, str
 def layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, int]] = (),
                  rng: random.Random | None = None,
                  distractors: int = 0, tries: int = 500) -> dict:
-    "A scene graph with `objects` (attributes not given drawn at random), placed so that the `relations` hold, plus `distractors` random objects."
+    "A scene graph with `objects`, placed so that the `relations` hold, plus `distractors` random objects."
+    # attributes the `objects` do not give are drawn at random
     rng = rng or random.Random(0)
     objs = [{**random_object(rng), **o} for o in objects] + [random_object(rng) for _ in range(distractors)]
     # objects with a given position first
@@ -145,7 +146,7 @@ def spec_text(spec: str | dict | list) -> str:
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #6dea24ea
 class SceneEngine:
-    "Turns a teacher's scene description into an image and questions about it: rendered (default) or from a text-to-image hook."
+    "A teacher's scene description → an image and questions: rendered (default) or by a text-to-image hook."
     def __init__(self, image_size: int = 64, text_to_image: Callable[[str], Image.Image] | None = None,
                  image_dir: str | Path | None = None):
         if text_to_image is not None and image_dir is None:
@@ -163,7 +164,7 @@ class SceneEngine:
     def tasks(self, spec: str | dict | list, *, n: int = 4, subskills: Sequence[str] | None = None,
               seed: int = 0,
               distractors: int = 0) -> list[Task]:
-        "Up to `n` distinct questions (of `subskills`, default all) about the image of `spec`, with answers from its scene graph."
+        "Up to `n` distinct questions (of `subskills` or all) on `spec`'s image, answered by its scene graph."
         subs = [check_choice(s, QSUBSKILLS, 'subskill') for s in subskills or QSUBSKILLS]
         scene, rng = self.scene(spec, seed=seed, distractors=distractors), random.Random(seed)
         extra = {'spec': spec if isinstance(spec, str) else json.dumps(spec)}

@@ -29,7 +29,7 @@ def normalize_vqa(s: str) -> str:
 
 # %% ../../nbs/25_domains.vqa_grading.ipynb #81144545
 def read_answer(response: str, options: Sequence[str] | None = None) -> str:
-    "The normalised answer in `response`: what follows 'answer is', else all of it; for a closed question, the one option it names."
+    "Normalised answer in `response`: after 'answer is', else all; closed question: the one option named."
     r = normalize_vqa(response)
     if 'answer is' in f' {r} ': r = f' {r} '.rsplit(' answer is ', 1)[-1].strip()
     opts = {normalize_vqa(o) for o in options or ()} - {''}
@@ -52,7 +52,7 @@ NB_PAIRS = ('q0_i0', 'q0_i1', 'q1_i0', 'q1_i1')
 NB_GOLD = {'q0_i0': 1, 'q0_i1': 0, 'q1_i0': 0, 'q1_i1': 1}  # what the official script assumes
 
 def naturalbench_read(response: str, question_type: str) -> int:
-    "NaturalBench's answer reading: 1 if 'yes' (or 'A') comes first as a word (any case), 0 if 'no' (or 'B'), -1 if neither."
+    "NaturalBench's reading: 1 if 'yes'/'A' comes first as a word (any case), 0 if 'no'/'B', -1 if neither."
     words = {'yes_no': ('yes', 'no'),
              'multiple_choice': ('A', 'B')}[check_choice(question_type, NB_SUFFIX, 'question type')]
     pos = [m.start() if (m := re.search(rf'\b{w}\b', str(response), re.IGNORECASE)) else -1 for w in words]
@@ -63,7 +63,7 @@ def _nb_gold(answer: str) -> int: return 1 if answer.strip().lower() in ('yes', 
 
 # %% ../../nbs/25_domains.vqa_grading.ipynb #f90d05a4
 def naturalbench_scores(tasks: Sequence[Task], responses: Sequence[str]) -> dict[str, float]:
-    "NaturalBench's question, image, binary and group scores of `responses` to complete 4-pair groups of `tasks`."
+    "NaturalBench's question, image, binary, group scores of `responses` to full 4-pair groups of `tasks`."
     if len(tasks) != len(responses): raise ValueError(f'{len(tasks)} tasks but {len(responses)} responses')
     groups: dict[Any, dict[str, bool]] = {}
     for t, r in zip(tasks, responses):

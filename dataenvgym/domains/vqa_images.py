@@ -24,7 +24,7 @@ def _render_cached(scene_json: str, size: int) -> Image.Image:
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #f7ff2b8a
 def task_image(item: Task | Datum, size: int | None = None) -> Image.Image:
-    "The RGB image of a VQA task or datum: its image file if it has one, else its scene rendered (`size` overrides the task's)."
+    "A VQA task/datum's RGB image: its file if any, else its scene rendered (`size` overriding the task's)."
     md = item.metadata
     if md.get('image_path'):
         if not Path(md['image_path']).is_absolute() and not Path(md['image_path']).exists():
@@ -52,7 +52,7 @@ def _write_png(img: Image.Image, path: Path) -> None:
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #76bd06df
 def _png_name(item: Task | Datum, folder: Path) -> str:
-    "The file name of the item's image in `folder` (resolved): its own if it is there already, else its file's hash, else its scene's id."
+    "The item's image name in `folder` (resolved): its own if there already, else file hash, else scene id."
     md = item.metadata
     if md.get('image_path'):
         p = Path(md['image_path'])
@@ -65,7 +65,8 @@ def _png_name(item: Task | Datum, folder: Path) -> str:
 # %% ../../nbs/24_domains.vqa_images.ipynb #871231a2
 def save_images(items: Sequence[Task | Datum], folder: str | Path,
                 relative_to: str | Path | None = None) -> list[Task | Datum]:
-    "Write each item's image to `folder` as a PNG (one file per distinct image, written atomically); return the items with `image_path` set, relative to `relative_to` if given."
+    "Write each distinct item image to `folder` as a PNG, atomically; return the items with `image_path` set."
+    # `image_path` is relative to `relative_to` if given
     folder, out = Path(folder), []
     folder.mkdir(parents=True, exist_ok=True)
     real = folder.resolve()
@@ -78,7 +79,7 @@ def save_images(items: Sequence[Task | Datum], folder: str | Path,
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #c1de2008
 def resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task | Datum]:
-    "The items with every relative `image_path` taken relative to `base` (the folder of the JSONL file they came from), as full paths."
+    "The items with each relative `image_path` made a full path from `base` (their JSONL file's folder)."
     def fix(it):
         p = it.metadata.get('image_path')
         if not p or Path(p).is_absolute(): return it
@@ -93,7 +94,7 @@ def image_key(item: Task | Datum) -> str:
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #abf63f62
 def vqa_datum(task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
-    "A training `Datum` that teaches `task`'s answer (or `response`), keeping what `task_image` needs to show its image; its id covers the image."
+    "A `Datum` teaching `task`'s answer (or `response`) with what `task_image` needs; id covers the image."
     keep = {k: task.metadata[k]
             for k in ('scene', 'image_size', 'image_path', 'options') if k in task.metadata}
     d = Datum.from_task(task, source=source, **keep, **metadata)

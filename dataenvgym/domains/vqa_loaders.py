@@ -26,7 +26,7 @@ def _image_file(folder: Path, name: str) -> Path | None:
     return next((folder / f'{name}{e}' for e in _IMAGE_EXTS if (folder / f'{name}{e}').exists()), None)
 
 def _gqa_options(q: dict) -> list[str] | None:
-    "The closed answer set of a GQA question: yes/no for a binary question, the choices of a choose question; else None."
+    "A GQA question's closed answer set: yes/no if binary, the choices of a choose question; else None."
     if q.get('answer') in YES_NO and q.get('types', {}).get('structural') in ('verify', 'logical', 'compare'):
         return list(YES_NO)
     for op in q.get('semantic') or []:
@@ -62,7 +62,7 @@ def _read_json(p: Path) -> Any:
 # %% ../../nbs/27_domains.vqa_loaders.ipynb #d34b9c93
 def load_gqa(questions: str | Path, image_dir: str | Path | None = None, *, balanced_only: bool = True,
              check_images: bool = True) -> list[Task]:
-    "Tasks from a GQA questions file (or a folder of chunks), with image paths from `image_dir`, in file order."
+    "Tasks from a GQA questions file (or folder of chunks), image paths from `image_dir`, in file order."
     questions = Path(questions)
     if not questions.exists(): raise FileNotFoundError(f'No GQA questions at {questions}')
     files = sorted(questions.glob('*.json'),
@@ -83,7 +83,7 @@ def load_gqa(questions: str | Path, image_dir: str | Path | None = None, *, bala
 
 # %% ../../nbs/27_domains.vqa_loaders.ipynb #f4a4dd88
 def gqa_balanced_subset(tasks: Sequence[Task], per_type: int = 5, seed: int = 0) -> list[Task]:
-    "DataEnvGym's GQA subset: duplicates (by `equivalent`) dropped, then `per_type` questions sampled per detailed type, seeded."
+    "DataEnvGym's GQA subset: dedup by `equivalent`, then `per_type` questions per detailed type (seeded)."
     seen, groups = set(), {}
     for t in tasks:
         if t.metadata['question_id'] in seen: continue
@@ -107,7 +107,7 @@ def gqa_subset_rows(tasks: Sequence[Task]) -> list[dict]:
 
 # %% ../../nbs/27_domains.vqa_loaders.ipynb #5e68047b
 def load_gqa_subset(path: str | Path, image_dir: str | Path | None = None) -> list[Task]:
-    "Tasks from a DataEnvGym GQA subset JSONL file (`question_id, question, image_name, answer, question_type`)."
+    "Tasks from a DataEnvGym GQA subset JSONL (`question_id, question, image_name, answer, question_type`)."
     path, image_dir, tasks = Path(path), Path(image_dir) if image_dir else None, []
     with path.open(encoding='utf-8') as f:
         for i, line in enumerate(f, 1):

@@ -31,7 +31,7 @@ def matching(scene: dict, desc: dict) -> list[int]:
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #dbc30ed5
 def refer(scene: dict, i: int, rng: random.Random, exclude: Sequence[str] = ()) -> str | None:
-    "A shortest description that picks out object `i` alone (never using the attributes in `exclude`); None if none does."
+    "A shortest description singling out object `i` (not using attributes in `exclude`); None if none does."
     o, attrs = scene['objects'][i], [a for a in ('shape', *_ADJ) if a not in exclude]
     for k in range(1, len(attrs) + 1):
         unique = [c for c in itertools.combinations(attrs, k) if matching(scene, {a: o[a] for a in c}) == [i]]

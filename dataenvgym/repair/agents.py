@@ -80,12 +80,12 @@ class OracleAgent:
 ROW_DROPPING = {'drop_missing_rows', 'drop_outliers', 'drop_label_issues', 'undersample', 'oversample'}
 
 def fix_kind(rec: dict) -> tuple:
-    "What makes two recommendations the same fix for `ReaderAgent`: the op (and the column, for `coerce_numeric`)."
+    "What makes two recommendations one fix for `ReaderAgent`: the op (and column, for `coerce_numeric`)."
     return (rec['op'], rec['args'].get('column')) if rec['op'] == 'coerce_numeric' else (rec['op'],)
 
 # %% ../../nbs/63_repair.agents.ipynb #3a10e7ab
 class ReaderAgent:
-    "Acts on what the observations show: applies each kind of listed fix once (its first-ranked variant), specialist by specialist."
+    "Acts on what observations show: each kind of listed fix once (first-ranked variant), by specialist."
     specialists = ['query_cleaner', 'query_validator', 'query_cleaner', 'query_validator', 'query_balancer']
     def begin(self, env):
         self.queue, self.finish = list(self.specialists), ['validate', 'submit']
@@ -103,7 +103,7 @@ class ReaderAgent:
         if self.queue: return self.queue.pop(0)
         return self.finish.pop(0) if len(self.finish) > 1 else self.finish[0]
     def _choose(self, meta: dict, limit: int = 3) -> list[tuple[int, tuple]]:
-        "The numbers (and kinds) of the listed fixes to apply: new kinds, first-ranked variant, no row dropping."
+        "The numbers (and kinds) of listed fixes to apply: new kinds, first-ranked variant, no row dropping."
         chosen = {}
         for r in meta.get('recommendations', []):
             k = fix_kind(r)
@@ -141,7 +141,7 @@ def play_episode(env: RepairEnv, agent: Agent, seed: int, task: str | None = Non
 
 # %% ../../nbs/63_repair.agents.ipynb #58179eea
 class Scripted:
-    "An agent whose `plan(obs)` generator yields commands and receives each resulting observation; then submits."
+    "An agent whose `plan(obs)` generator yields commands, gets each resulting observation; then submits."
     def begin(self, env): self._plan = None
     def act(self, obs: RepairObservation) -> str:
         try:
@@ -178,7 +178,7 @@ class GreedyAgent(Scripted):
 
 # %% ../../nbs/63_repair.agents.ipynb #bad18fd7
 class ExhaustiveAgent(Scripted):
-    "Steepest ascent over every listed row-keeping fix, each scored by a validate (meant for `UNLIMITED` limits)."
+    "Steepest ascent over listed row-keeping fixes, each scored by a validate (meant for `UNLIMITED` limits)."
     sources = ('query_cleaner', 'query_validator', 'query_balancer', 'inspect_groups')
     def __init__(self, rounds: int = 12): self.rounds, self.path = rounds, []
     def plan(self, obs):
@@ -203,7 +203,7 @@ class ExhaustiveAgent(Scripted):
 
 # %% ../../nbs/63_repair.agents.ipynb #3178cb25
 class PathAgent(Scripted):
-    "Replays a path of `(source, recommendation)` choices (e.g. `ExhaustiveAgent.path`), then validates and submits."
+    "Replays a path of `(source, recommendation)` choices (e.g. `ExhaustiveAgent.path`), validates, submits."
     def __init__(self, path: list[tuple[str, int]]): self.path = list(path)
     def plan(self, obs):
         for source, n in self.path:
@@ -230,7 +230,7 @@ def _on_show(obs: RepairObservation, op: str, **args) -> list[dict]:
 
 # %% ../../nbs/63_repair.agents.ipynb #b5d73946
 class InspectorAgent(Scripted):
-    "Undoes the largest unit ratio, cleans, relabels the sites whose labels the others' model disagrees with; one validate."
+    "Undoes the largest unit ratio, cleans, relabels sites the others' model disagrees with; one validate."
     cleaning = (('coerce_numeric', {}), ('drop_duplicates', {}), ('impute', {'strategy': 'knn'}))
     def __init__(self, threshold: float = 0.6, relabels: int = 2):
         self.threshold, self.relabels = threshold, relabels
@@ -254,7 +254,7 @@ class InspectorAgent(Scripted):
 # %% ../../nbs/63_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,
                    env: RepairEnv | None = None) -> list[dict]:
-    "One row per (task, agent, seed): success, return, held-out accuracy, baseline, target and the commands sent."
+    "One row per (task, agent, seed): success, return, held-out accuracy, baseline, target, commands sent."
     env = env or RepairEnv()
     rows = []
     for t in tasks:

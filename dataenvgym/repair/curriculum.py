@@ -22,7 +22,7 @@ __all__ = ['Curriculum', 'run_curriculum', 'plot_levels']
 # %% ../../nbs/64_repair.curriculum.ipynb #6aaef2bc
 @dataclass
 class Curriculum:
-    "Task levels in order; advance when the success rate over the last `window` episodes at a level ≥ `threshold`."
+    "Task levels in order; advance when the success rate over a level's last `window` episodes ≥ `threshold`."
     levels: list[str] = field(default_factory=lambda: list(TASKS))
     window: int = 20
     threshold: float = 0.7
@@ -46,7 +46,7 @@ class Curriculum:
 # %% ../../nbs/64_repair.curriculum.ipynb #f6fdc0df
 @patch
 def record(self: Curriculum, success: bool) -> bool:
-    "Log one episode at the current level; promote (and empty the window) when the rule holds. True if promoted."
+    "Log an episode at the current level; promote (and empty the window) if the rule holds. True if promoted."
     self.recent.append(bool(success))
     rate = self.success_rate()
     full, last = len(self.recent) == self.window, self.level == len(self.levels) - 1

@@ -30,14 +30,16 @@ def _command_word(text: str) -> str:
 def _fix_text(r: dict) -> str: return ' '.join([r['op'], *map(str, r['args'].values())])
 
 def _sites_text(obs: RepairObservation) -> str:
-    "`inspect_groups` as its fixes in a line, each beside its evidence: a relabel with its site's label agreement, a rescale with its site's largest median ratio."
+    "`inspect_groups` as its fixes in a line, each beside its evidence."
+    # a relabel with its site's label agreement, a rescale with its site's largest median ratio
     sites = {s: (a, r.rstrip('.')) for s, a, _, r in
              re.findall(r'site (\d+): .*?other sites (\S+); largest median ratio (\S+) x(\S+)', obs.response)}
     def evidence(fix: dict) -> str:
         agree, ratio = sites.get(str(fix['args'].get('site')), (None, None))
         if fix['op'] == 'relabel_site' and agree: return f' agree {agree}'
         return f' x{ratio}' if fix['op'] == 'rescale' and ratio else ''
-    return 'fixes: ' + '; '.join(f"{r['n']} {_fix_text(r)}{evidence(r)}" for r in obs.metadata['recommendations'])
+    return 'fixes: ' + '; '.join(f"{r['n']} {_fix_text(r)}{evidence(r)}"
+                                 for r in obs.metadata['recommendations'])
 
 def _columns_text(obs: RepairObservation) -> str:
     "`inspect_columns` in a line: each column's median and maximum."
@@ -49,12 +51,14 @@ def observation_text(obs: RepairObservation, max_chars: int = 160) -> str:
     "A one-line summary of an observation for an LLM agent: what the last command did, then the budget left."
     m, cmd = obs.metadata, obs.metadata.get('command')
     if m.get('error'): text = 'error: ' + m['error'].split(';')[0]
-    elif cmd is None: text = f"{m['task']}: accuracy {obs.baseline_accuracy:.3f}, target {obs.target_accuracy:.3f}"
+    elif cmd is None:
+        text = f"{m['task']}: accuracy {obs.baseline_accuracy:.3f}, target {obs.target_accuracy:.3f}"
     elif cmd.startswith('query_'):
         text = 'fixes: ' + ('; '.join(f"{r['n']} {_fix_text(r)}" for r in m['recommendations']) or 'none')
     elif cmd == 'inspect_groups': text, max_chars = _sites_text(obs), 3 * max_chars
     elif cmd == 'inspect_columns': text, max_chars = _columns_text(obs), 3 * max_chars
-    elif cmd == 'apply': text = f'applied; quality {obs.estimated_quality:.3f}, rows {obs.rows_preserved_pct:.0%}'
+    elif cmd == 'apply':
+        text = f'applied; quality {obs.estimated_quality:.3f}, rows {obs.rows_preserved_pct:.0%}'
     elif cmd in ('validate', 'submit'):
         text = f'accuracy {obs.current_accuracy:.3f}, target {obs.target_accuracy:.3f}'
     else: text = obs.response.splitlines()[0]
@@ -111,7 +115,7 @@ def _demonstrator(agent: str, task: str, seed: int) -> Agent:
 # %% ../../nbs/66_repair.demos.ipynb #8855567c
 def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(3),
                      env: RepairEnv | None = None) -> bool:
-    "True if baseline `agent` plays the same commands without seeing the environment (`begin(None)`) on every task and seed."
+    "True if baseline `agent` plays the same commands blind (`begin(None)`) on all tasks and seeds."
     env = env or RepairEnv()
     for task in _tasks(tasks):
         for seed in seeds:
@@ -127,7 +131,7 @@ def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial',
 # %% ../../nbs/66_repair.demos.ipynb #24d8d2bc
 def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = True,
                    system: str = SYSTEM_PROMPT):
-    "A `datasets.Dataset` with one chat (`messages`) per (successful) trajectory, in the format of `agent_messages`."
+    "A `datasets.Dataset`, a chat (`messages`) per successful trajectory, in the format of `agent_messages`."
     from datasets import Dataset
     rows = [{'messages': agent_messages(t.observations, t.commands, system), 'task': t.task, 'seed': t.seed,
              'agent': t.agent, 'steps': len(t.commands), 'return': t.ret, 'success': t.success}
@@ -140,7 +144,7 @@ def warmup_dataset(trajectories: Sequence[Trajectory], successful_only: bool = T
 # %% ../../nbs/66_repair.demos.ipynb #b3869b95
 def decision_dataset(trajectories: Sequence[Trajectory], after: Sequence[str] = ('inspect_groups',),
                      successful_only: bool = True, system: str = SYSTEM_PROMPT):
-    "A `datasets.Dataset` of single-turn chats: each observation that answered a command in `after`, with the reply to it."
+    "A `datasets.Dataset` of one-turn chats: each observation answering a command in `after`, and the reply."
     from datasets import Dataset
     rows = [{'messages': agent_messages([t.observations[i]], [t.commands[i]], system), 'task': t.task,
              'seed': t.seed, 'agent': t.agent, 'turn': i}

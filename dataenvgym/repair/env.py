@@ -191,7 +191,7 @@ class GroundTruthChanged(RuntimeError):
 # %% ../../nbs/62_repair.env.ipynb #4b225d22
 @dataclass(frozen=True)
 class Calibration:
-    "What a reset derives from `(task, seed)`: data, classifier, baseline, reference, target, schema, groups, hashes."
+    "From `(task, seed)`, by a reset: data, classifier, baseline, reference, target, schema, groups, hashes."
     ep: EpisodeData
     start: Frame
     clf: Classifier
@@ -221,7 +221,7 @@ one_thread = ThreadpoolController().wrap(limits=1)  # a decorator: one BLAS/Open
 @lru_cache(maxsize=128)
 @one_thread
 def calibrate(task: str, seed: int) -> Calibration:
-    "The episode of `task` with `seed`: its baseline, the reference repair's accuracy and the target (memoised)."
+    "The episode of `task` with `seed`: baseline, the reference repair's accuracy and the target (memoised)."
     for attempt in range(5):
         ep = make_episode(task, seed, attempt)
         clf, start = Classifier(ep.test), Frame(ep.dirty)
@@ -232,7 +232,7 @@ def calibrate(task: str, seed: int) -> Calibration:
     return Calibration(ep, start, clf, base, ref, target, duplicate_groups(ep.dirty), truth_hash(ep))
 
 def clear_caches() -> None:
-    "Empty every memo of the environment (calibrations, fixes, facts, label issues), e.g. to time cold resets."
+    "Empty the environment's memos (calibrations, fixes, facts, label issues), e.g. to time cold resets."
     for f in (calibrate, _run_fix, data_facts, feature_shape, _label_issues, _failures): f.cache_clear()
 
 # %% ../../nbs/62_repair.env.ipynb #954d2d48
@@ -384,7 +384,7 @@ def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservatio
 # %% ../../nbs/62_repair.env.ipynb #286783dd
 @patch
 def _time_and_budget(self: RepairEnv, cmd: str, out: Outcome, t0: float, before: tuple[Frame, list]) -> str:
-    "Roll back a step that overran; submit when the episode's time or budget is spent. Returns the text to add."
+    "Roll back a step that overran; submit when the episode's time or budget is spent. Returns text to add."
     text = ''
     if self.clock() - t0 > self.limits.step_seconds and cmd != 'submit':
         frame, undo = before
@@ -570,7 +570,7 @@ def _score(self: RepairEnv, out: Outcome) -> float:
 # %% ../../nbs/62_repair.env.ipynb #ce53a48a
 @patch
 def _do_validate(self: RepairEnv, n: int | None, out: Outcome) -> str:
-    "Retrain and score on the held-out rows (after a cooldown; a scarce, costly resource where the task limits it)."
+    "Retrain, score on held-out rows (after a cooldown; a scarce, costly resource where the task limits it)."
     if self.since_validate <= self.limits.validate_gap:
         out.error, out.penalties['redundant_validate'] = 'validate cooldown', PENALTIES['redundant_validate']
         return f'Error: validate needs {self.limits.validate_gap} other actions since the last one.'

@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..stats import bootstrap_ci, markdown_table, mean, paired_difference as paired, proportion_ci
+from ..stats import (bootstrap_ci, markdown_table, mean as average, paired_difference as paired,
+                              proportion_ci)
 from .agents import BASELINES, compare_agents
 from .demos import _as_read, _command_word, _tasks, record_episode
 from .env import ALL_COMMANDS, RepairEnv
@@ -25,7 +26,7 @@ __all__ = ['evaluate_agent', 'success_rates', 'agent_summary', 'paired_differenc
 def evaluate_agent(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(1000, 1050),
                    baselines: Sequence[str] = ('random', 'heuristic', 'oracle'), name: str = 'trained',
                    max_turns: int = 16, max_length: int = 768, constrained: bool = False) -> list[dict]:
-    "Rows (task, agent, seed, success, return, accuracy, baseline, target, commands) of the model and the baselines."
+    "Rows (task, agent, seed, success, return, accuracy, baseline, target, commands) of model and baselines."
     rolls = play_episodes(model, tokenizer, [(t, s) for t in _tasks(tasks) for s in seeds],
                           max_turns=max_turns,
                           max_length=max_length, greedy=True,
@@ -45,24 +46,27 @@ def success_rates(rows: list[dict]) -> dict[str, float]:
 def _listed(ci: tuple[float, float] | None) -> list[float] | None: return list(ci) if ci else None
 
 def agent_summary(rows: list[dict], confidence: float = 0.95) -> dict[str, Any]:
-    "One agent on one task: its seeds, success rate (Wilson interval), mean return and mean accuracy (bootstrap intervals)."
+    "One agent on one task: seeds, success rate (Wilson interval), mean return, accuracy (bootstrap CIs)."
     wins, returns = [bool(r['success']) for r in rows], [float(r['return']) for r in rows]
     accs = [float(r['accuracy']) for r in rows if r['accuracy'] is not None and np.isfinite(r['accuracy'])]
     return {'n': len(rows), 'seeds': sorted(r['seed'] for r in rows),
-            'success': mean(wins, 4), 'success_ci': _listed(proportion_ci(sum(wins), len(wins), confidence)),
-            'mean_return': mean(returns, 4), 'return_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
-            'mean_accuracy': mean(accs, 4), 'accuracy_ci': _listed(bootstrap_ci(accs, confidence, digits=4))}
+            'success': average(wins, 4),
+            'success_ci': _listed(proportion_ci(sum(wins), len(wins), confidence)),
+            'mean_return': average(returns, 4),
+            'return_ci': _listed(bootstrap_ci(returns, confidence, digits=4)),
+            'mean_accuracy': average(accs, 4), 'accuracy_ci': _listed(bootstrap_ci(accs, confidence, digits=4))}
 
 # %% ../../nbs/68_repair.evaluation.ipynb #50a07e96
 def paired_difference(rows: list[dict], reference: list[dict],
                       confidence: float = 0.95) -> dict[str, Any] | None:
-    "`rows` minus `reference` (one agent each, on one task) on the seeds both played; None if they share none."
+    "`rows` minus `reference` (one agent each, one task) on the seeds both played; None if they share none."
     on = lambda key: paired(rows, reference, lambda r: float(r[key]), digits=4, confidence=confidence)
     success, ret = on('success'), on('return')
     if success is None: return None
     return {'n': success['n'], 'seeds': success['seeds'],
             'success_diff': success['mean_diff'], 'success_diff_ci': _listed(success['ci']),
-            'return_diff': ret['mean_diff'], 'return_diff_ci': _listed(ret['ci']), 'win_rate': ret['win_rate']}
+            'return_diff': ret['mean_diff'], 'return_diff_ci': _listed(ret['ci']),
+            'win_rate': ret['win_rate']}
 
 # %% ../../nbs/68_repair.evaluation.ipynb #145c6841
 def eval_summary(rows: list[dict], reference: str | None = 'heuristic',
@@ -97,7 +101,7 @@ def _difference_cells(d: dict | None) -> list[str]:
 
 # %% ../../nbs/68_repair.evaluation.ipynb #621dadf0
 def eval_table(summary: dict) -> str:
-    "An `eval_summary` as a markdown table: task, agent, seeds, success, return, accuracy, and the paired difference."
+    "An `eval_summary` as a markdown table: task, agent, seeds, success, return, accuracy, paired difference."
     ci, ref = f"{summary['confidence']:.0%} CI", summary['reference']
     head = ['task', 'agent', 'seeds', f'success % [{ci}]', f'mean return [{ci}]', 'accuracy',
             f'Δ success vs {ref} (pts)', f'Δ return vs {ref}', f'win rate vs {ref}']
@@ -130,7 +134,8 @@ def usage_table(usage: dict) -> str:
 
 # %% ../../nbs/68_repair.evaluation.ipynb #16bf7d68
 def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | None = None) -> dict | None:
-    "The first turn where an evaluated episode (`task`, `seed`, `commands`) and baseline `reference` on its seed send different commands; None if they never do."
+    "First turn where an evaluated episode (`task`, `seed`, `commands`) leaves `reference`; None if never."
+    # leaves: sends a command other than baseline `reference` on the episode's seed
     env = env or RepairEnv()
     ref = record_episode(env, BASELINES[reference](row['seed']), row['seed'], row['task'], reference)
     said = lambda cmds: [_as_read(c) for c in cmds]
@@ -145,13 +150,14 @@ def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | N
 
 # %% ../../nbs/68_repair.evaluation.ipynb #1cd30c71
 def best_scripted(rows: list[dict], exclude: Sequence[str] = ('oracle',)) -> str | None:
-    "The baseline in `rows` with the highest success rate (not the oracle: it sees the injected corruptions); None if none played."
+    "The baseline in `rows` with top success rate (not the oracle: it sees the corruptions); None if none."
     rates = {a: s for a, s in success_rates(rows).items() if a in BASELINES and a not in exclude}
     return max(rates, key=rates.get) if rates else None
 
 def divergence_summary(rows: list[dict], agent: str = 'trained', reference: str | None = None,
                        top: int = 3) -> dict[str, dict]:
-    "Per task, where `agent`'s failures first leave `reference`'s path (default: `best_scripted` on the task): turns and commonest command pairs."
+    "Per task, where `agent`'s failures first leave `reference`'s path: turns, commonest command pairs."
+    # `reference` defaults to `best_scripted` on the task
     out, env = {}, RepairEnv()
     for task in dict.fromkeys(r['task'] for r in rows):
         of_task = [r for r in rows if r['task'] == task]
@@ -167,16 +173,19 @@ def divergence_summary(rows: list[dict], agent: str = 'trained', reference: str 
 
 # %% ../../nbs/68_repair.evaluation.ipynb #0cee0917
 def _divergence_text(div: dict) -> str:
-    lines = ["Where the trained agent's failures first leave the best script's path (`divergence_summary`):", '']
+    lines = ["Where the trained agent's failures first leave the best script's path "
+             "(`divergence_summary`):", '']
     for task, d in div.items():
-        pairs = ', '.join(f"`{c['reference_command']}` → `{c['command'] or '(ended)'}` ×{c['n']}" for c in d['choices'])
+        pairs = ', '.join(f"`{c['reference_command']}` → `{c['command'] or '(ended)'}` "
+                          f"×{c['n']}" for c in d['choices'])
         lines.append(f"- {task}: {d['left_path']} of {d['failures']} failures leave {d['reference']}'s path; "
-                     f"turns {', '.join(f'{t} ×{n}' for t, n in d['turns'].items())}; commonest ({d['reference']} → "
-                     f"agent): {pairs}")
+                     f"turns {', '.join(f'{t} ×{n}' for t, n in d['turns'].items())}; commonest "
+                     f"({d['reference']} → agent): {pairs}")
     return '\n'.join(lines)
 
 def eval_report(summary: dict) -> str:
-    "A `run_eval` summary as markdown: the `eval_table`, GRPO against its SFT start (when both ran), the commands used, where failures left the best script."
+    "A `run_eval` summary as markdown: `eval_table`, GRPO vs its SFT start (if both ran), commands, failures."
+    # failures: where they left the best script
     parts = [eval_table(summary)]
     if summary.get('grpo_vs_sft'):
         lines = [f"GRPO minus its SFT start on the same seeds ({summary['confidence']:.0%} CI):", '']

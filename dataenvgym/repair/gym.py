@@ -73,7 +73,7 @@ RepairGymEnv.reset, RepairGymEnv.step, RepairGymEnv.render = _reset, _step, _ren
 
 # %% ../../nbs/72_repair.gym.ipynb #bddc6ef8
 class RepairToolEnv:
-    "A TRL `environment_factory` environment: `reset(task=, seed=, **row)`, the tool `command`, `get_reward()`."
+    "A TRL `environment_factory` environment: `reset(task=, seed=, **row)`, tool `command`, `get_reward()`."
     def __init__(self, task: str = 'task_0_tutorial', max_turns: int = 12):
         self.env, self.max_turns, self.rewards, self.obs = RepairEnv(task), max_turns, [], None
         self.truncated = False          # submitted by `get_reward`, not by the agent
@@ -99,7 +99,7 @@ class RepairToolEnv:
         return observation_text(self.obs)
 
     def get_reward(self) -> float:
-        "The episode's return; an episode still open (the trainer stopped it) is first submitted as it stands."
+        "The episode's return; an open episode (the trainer stopped it) is first submitted as it stands."
         if self.obs is not None and not self.obs.done:
             self.obs, self.truncated = self.env.step('submit'), True
             self.rewards.append(float(self.obs.reward or 0.0))

@@ -26,7 +26,7 @@ __all__ = ['Rollout', 'play_episodes', 'command_replies', 'command_trie', 'scrip
 # %% ../../nbs/67_repair.rollouts.ipynb #f95cf5f8
 @dataclass
 class Rollout:
-    "One episode played by a language model, as token ids: the prompt, then the completion (`mask` 1 on its tokens)."
+    "One episode played by a language model, as token ids: prompt, then completion (`mask` 1 on its tokens)."
     task: str
     seed: int
     baseline: float
@@ -55,7 +55,7 @@ def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generat
                   max_turns: int = 16, system: str = SYSTEM_PROMPT, max_length: int | None = 768,
                   batch_size: int = 64, max_new_tokens: int = 20, trie: ReplyTrie | None = None,
                   **sample_kw) -> list[Rollout]:
-    "Play each `(task, seed)` with the model in lock-step batches: one command a turn, at most `max_turns` turns."
+    "Play each `(task, seed)` with the model in lock-step batches: a command a turn, up to `max_turns` turns."
     # with a trie, replies stay among its commands, and only the tokens that were a choice are trained on
     generate = generate or (lambda m, t, ctx: sample_replies(m, t, ctx, trie, max_new_tokens, **sample_kw)
                             if trie else sample_commands(m, t, ctx, max_new_tokens, **sample_kw))
@@ -126,7 +126,8 @@ def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str,
 
 # %% ../../nbs/67_repair.rollouts.ipynb #6a8b5dd6
 def command_replies(tasks: str | Sequence[str], numbers: Sequence[int] = range(1, 10)) -> list[str]:
-    "Every command an agent may send on `tasks`: `apply`/`reject` with each of `numbers`, the class of `query_augmenter`."
+    "All commands an agent may send on `tasks`: `apply`/`reject` with each of `numbers`, the augmenter class."
+    # the class of `query_augmenter`
     out = []
     for task in _tasks(tasks):
         for cmd in commands_for(task):
@@ -141,7 +142,7 @@ def command_trie(tokenizer, tasks: str | Sequence[str]) -> ReplyTrie:
 
 # %% ../../nbs/67_repair.rollouts.ipynb #25eb5443
 def scripted(commands: Sequence[str]) -> Generate:
-    "A generator for `play_episodes` answering turn k of every episode with `commands[k]` (the last one repeated)."
+    "A generator for `play_episodes` answering turn k of each episode with `commands[k]` (the last repeated)."
     def generate(model, tokenizer, contexts):
         eos = tokenizer.eos_token_id
         return [encode(tokenizer, commands[min(c.count(eos), len(commands) - 1)]) + [eos] for c in contexts]
@@ -149,7 +150,7 @@ def scripted(commands: Sequence[str]) -> Generate:
 
 # %% ../../nbs/67_repair.rollouts.ipynb #69dc30bf
 class LMAgent:
-    "A language model as an `Agent`: it reads the chat of `agent_messages` and answers with a command (greedy)."
+    "A language model as an `Agent`: reads the chat of `agent_messages`, answers with a command (greedy)."
     def __init__(self, model, tokenizer, system: str = SYSTEM_PROMPT, max_new_tokens: int = 20):
         self.model, self.tokenizer, self.system, self.max_new_tokens = (
             model,
@@ -168,7 +169,7 @@ class LMAgent:
 
 # %% ../../nbs/67_repair.rollouts.ipynb #e36ee46f
 class EnvRollouts:
-    "A TRL `rollout_func`: each prompt names an episode (its first observation, or a seed), played by the policy."
+    "A TRL `rollout_func`: each prompt names an episode (first observation, or a seed), played by the policy."
     def __init__(self, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(100),
                  system: str = SYSTEM_PROMPT,
                  max_turns: int = 12, max_new_tokens: int = 20, max_length: int = 768,
@@ -200,14 +201,14 @@ class EnvRollouts:
         self.dataset = Dataset.from_list(rows)
 
     def episode_of(self, prompt: list[dict]) -> tuple[str, int]:
-        "The `(task, seed)` that `prompt` names: its first observation's, or the curriculum's task and the seed."
+        "The `(task, seed)` `prompt` names: its first observation's, or the curriculum's task and the seed."
         task, seed = self.episodes[prompt[-1]['content']]
         return (task or self.curriculum.task), seed
 
 # %% ../../nbs/67_repair.rollouts.ipynb #c9e2793f
 @patch
 def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
-    "Play `prompts` with the trainer's model; the token ids, masks, returns and seeds TRL's `rollout_func` gives."
+    "Play `prompts` with the trainer's model; token ids, masks, returns and seeds of TRL's `rollout_func`."
     model = trainer.accelerator.unwrap_model(trainer.model)
     level, tok = (self.curriculum.level if self.curriculum else None), trainer.processing_class
     if self.constrained and not self.generate and self.trie is None:
@@ -232,7 +233,7 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
 # %% ../../nbs/67_repair.rollouts.ipynb #f676accd
 @plot_style()
 def plot_training(rollout_log: Sequence[dict], ax=None):
-    "Reward curve of a GRPO run from its rollout log (mean return per step, episodes as dots), and its curriculum."
+    "Reward curve of a GRPO run from its rollout log (mean return a step, episodes as dots), its curriculum."
     import matplotlib.pyplot as plt
     import pandas as pd
     from matplotlib.ticker import MaxNLocator

@@ -58,7 +58,7 @@ class RepairServerEnv(Environment[RepairCommand, RepairWireObservation, RepairWi
 
     def reset(self, seed: int = 0, episode_id: Optional[str] = None,
               task: Optional[str] = None) -> RepairWireObservation:
-        "Start an episode of `task` (default: the session's) with `seed`, named `episode_id` (default: the env's)."
+        "Start an episode of `task` (default: session's) with `seed`, named `episode_id` (default: env's)."
         obs = to_wire(self.env.reset(seed=seed, task=task))
         self.episode_id = episode_id
         return obs
@@ -100,7 +100,7 @@ def default_app(settings: Optional[Settings] = None):
 
 # %% ../../nbs/65_repair.serve.ipynb #cf09fee4
 def __getattr__(name: str):
-    "The module attribute `app`: `default_app()`, built on first access (`uvicorn dataenvgym.repair.serve:app`)."
+    "Module attribute `app`: `default_app()`, built on first access (`uvicorn dataenvgym.repair.serve:app`)."
     if name != 'app': raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
     globals()['app'] = app = default_app()
     return app

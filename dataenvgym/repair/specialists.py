@@ -71,7 +71,7 @@ def op_coerce_numeric(df, column):
 
 # %% ../../nbs/61_repair.specialists.ipynb #19ce48d6
 def row_groups(df: pd.DataFrame | list[np.ndarray]) -> np.ndarray:
-    "A group number per row (of a frame, or of its columns' arrays), the same for identical rows (missing too)."
+    "A group number per row (of a frame, or of its columns' arrays), equal for identical rows (missing too)."
     cols = [df[c].to_numpy() for c in df.columns] if isinstance(df, pd.DataFrame) else df
     M = np.column_stack([v.astype(float) if v.dtype.kind in 'biuf'
                          else pd.factorize(v, use_na_sentinel=False)[0]
@@ -252,7 +252,7 @@ def _run_fix(frame: Frame, key: tuple) -> Frame | RepairError:
 
 # %% ../../nbs/61_repair.specialists.ipynb #603b93ee
 def apply_fix(df: pd.DataFrame | Frame, fix: Fix | tuple) -> pd.DataFrame | Frame:
-    "Run `fix` (or an `(op, args)` key) on `df` (a `Frame` for a `Frame`); one that cannot run raises `RepairError`."
+    "Run `fix` (or an `(op, args)` key) on `df` (a `Frame` for a `Frame`); one that can't run: `RepairError`."
     out = _run_fix(df if isinstance(df, Frame) else Frame(df), fix.key if isinstance(fix, Fix) else fix)
     if isinstance(out, RepairError): raise RepairError(str(out))
     return out if isinstance(df, Frame) else out.df
@@ -282,7 +282,7 @@ def schema_failures(df: pd.DataFrame, schema: pa.DataFrameSchema) -> pd.DataFram
 
 # %% ../../nbs/61_repair.specialists.ipynb #284ea843
 class _Keyed:
-    "A schema hashed by the content key of the clean data it was built from (so checks against it can be memoised)."
+    "A schema hashed by the content key of its clean data (so checks against it can be memoised)."
     __slots__ = ('schema', 'key')
     def __init__(self, schema: pa.DataFrameSchema):
         self.schema, self.key = schema, (schema.metadata or {}).get('built_from')
@@ -294,7 +294,7 @@ class _Keyed:
 def _failures(frame: Frame, schema: _Keyed) -> pd.DataFrame: return schema_failures(frame.df, schema.schema)
 
 def memo_failures(frame: Frame, schema: pa.DataFrameSchema) -> pd.DataFrame:
-    "`schema_failures`, memoised by the frame's content and the schema's origin (a schema from `make_schema`)."
+    "`schema_failures`, memoised by the frame's content and the schema's origin (schema from `make_schema`)."
     keyed = _Keyed(schema)
     return _failures(frame, keyed) if keyed.key else schema_failures(frame.df, schema)
 
@@ -336,7 +336,7 @@ def data_facts(frame: Frame) -> dict[str, Any]:
 # %% ../../nbs/61_repair.specialists.ipynb #7d55cf5f
 @lru_cache(maxsize=1024)
 def feature_shape(frame: Frame) -> tuple[float, float]:
-    "The strongest absolute correlation between two numeric features, and the largest absolute skew (memoised)."
+    "Strongest absolute correlation between two numeric features, and the largest absolute skew (memoised)."
     num = frame.df[[c for c, t in frame.df.dtypes.items() if c != 'label' and t.kind in 'biuf']]
     if num.shape[1] < 2: return 0.0, 0.0
     with warnings.catch_warnings():
@@ -348,7 +348,7 @@ def feature_shape(frame: Frame) -> tuple[float, float]:
 
 # %% ../../nbs/61_repair.specialists.ipynb #bed3dce8
 class Diagnosis:
-    "Findings about one version of the data: the schema-free facts (memoised by content) and, lazily, the schema's."
+    "Findings on one version of the data: schema-free facts (memoised by content) and, lazily, the schema's."
     def __init__(self, df: pd.DataFrame | Frame,
                  schema: pa.DataFrameSchema | Callable[[], pa.DataFrameSchema]):
         frame = df if isinstance(df, Frame) else Frame(df)
@@ -480,7 +480,7 @@ def column_summary(df: pd.DataFrame) -> Report:
 
 # %% ../../nbs/61_repair.specialists.ipynb #d3b9b855
 def _unit_ratio(df: pd.DataFrame, rows: np.ndarray) -> tuple[str, float]:
-    "The informative column whose median in `rows` differs most from the other rows' (as a ratio), and the ratio."
+    "The informative column whose median in `rows` differs most from other rows' (as a ratio), and the ratio."
     best = ('', 1.0)
     for c in (c for c in features(df) if c.startswith('f')):
         v = _parsed(df, c)
@@ -514,7 +514,7 @@ def _group_report(frame: Frame) -> Report:
 
 # %% ../../nbs/61_repair.specialists.ipynb #6225b2cc
 def group_report(df: pd.DataFrame | Frame) -> Report:
-    "Per site: rows, classes, label agreement with a model of the other sites, the largest median ratio; site fixes."
+    "Per site: rows, classes, label agreement with other sites' model, largest median ratio; site fixes."
     return _group_report(df if isinstance(df, Frame) else Frame(df))
 
 # %% ../../nbs/61_repair.specialists.ipynb #fd2dfb37

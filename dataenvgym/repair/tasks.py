@@ -88,7 +88,8 @@ def class_centroids(k: int, n_latent: int, rng: np.random.Generator) -> np.ndarr
 
 # %% ../../nbs/60_repair.tasks.ipynb #e22edc2f
 def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    "Clean `(train, test)` frames for `cfg`: balanced classes, correlated informative features, no row shared."
+    "Clean `(train, test)` frames for `cfg`: balanced classes, correlated informative features."
+    # no row is in both
     rng = np.random.default_rng([seed, 7])
     n, d, k = cfg.n_rows + cfg.n_test, cfg.n_features, cfg.n_classes
     n_latent = (d - 2) // 2
@@ -112,12 +113,12 @@ def _informative(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith('f')]
 
 def matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    "`df[columns]` as a float matrix, read column by column (several times faster than selecting a sub-frame)."
+    "`df[columns]` as a float matrix, read column by column (much faster than selecting a sub-frame)."
     if not columns: return np.zeros((len(df), 0))
     return np.column_stack([df[c].to_numpy(dtype=float) for c in columns])
 
 def replace_columns(df: pd.DataFrame, columns: list[str], values: np.ndarray) -> pd.DataFrame:
-    "A new frame: `df` with `columns` replaced by the columns of `values` (one construction, unlike `assign`)."
+    "A new frame: `df` with `columns` replaced by the columns of `values` (one construction, not `assign`)."
     new = dict(zip(columns, values.T))
     return pd.DataFrame({c: new[c] if c in new else df[c] for c in df.columns}, index=df.index)
 
@@ -176,7 +177,7 @@ def corrupt_missing(df, strength, rng):
 
 # %% ../../nbs/60_repair.tasks.ipynb #a44c9854
 def corrupt_site_flip(df, strength, rng):
-    "In one site, shift `strength` of the labels to the next class (a site that coded its labels differently)."
+    "In one site, shift `strength` of labels to the next class (a site that coded its labels differently)."
     k, site = int(df.label.max()) + 1, int(rng.integers(int(df.site.max()) + 1))
     rows = np.flatnonzero(df.site.to_numpy() == site)
     pos = rows[rng.random(len(rows)) < strength]
@@ -216,7 +217,7 @@ CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise
 def corrupt(
     df: pd.DataFrame, corruptions: dict[str, float], seed: int
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    "Apply `corruptions` (name → strength) to a copy of `df`; return the corrupted frame and what was injected."
+    "Apply `corruptions` (name → strength) to a copy of `df`; return the corrupted frame and what was done."
     rng, record = np.random.default_rng([seed, 11]), {}
     for name in CORRUPTIONS:
         if name in corruptions: df, record[name] = CORRUPTORS[name](df, corruptions[name], rng)
@@ -247,7 +248,7 @@ class Frame:
 LOGISTIC = dict(C=1.0, solver='lbfgs', tol=1e-3, max_iter=300)
 
 def make_model() -> Pipeline:
-    "A fresh, unfitted copy of the task's fixed model: standardisation, then logistic regression (`LOGISTIC`)."
+    "A fresh, unfitted copy of the task's fixed model: standardisation then logistic regression (`LOGISTIC`)."
     return make_pipeline(StandardScaler(), LogisticRegression(**LOGISTIC))
 
 # %% ../../nbs/60_repair.tasks.ipynb #632ad34e
@@ -262,7 +263,7 @@ def nan_quantile(X: np.ndarray, q: float) -> np.ndarray:
     return np.where(n > 0, linear, np.nan)
 
 def model_matrix(df: pd.DataFrame, columns: list[str], medians: np.ndarray) -> np.ndarray:
-    "The float matrix the model reads: `columns` of `df`, missing values filled with `medians` (one a column)."
+    "The float matrix the model reads: `columns` of `df`, missing values filled with `medians` (per column)."
     X = matrix(df, columns)
     return np.where(np.isnan(X), medians, X)
 
@@ -283,7 +284,7 @@ class Classifier:
         self.fits, self._lock = 0, threading.Lock()  # a server's sessions may share one (through `calibrate`)
 
     def fit(self, df: pd.DataFrame) -> tuple[Pipeline, list[str], np.ndarray]:
-        "The model trained on `df`, the columns it reads (numeric, not all missing) and their training medians."
+        "The model trained on `df`, the columns it reads (numeric, not all missing), their training medians."
         y = df.label.to_numpy(dtype=float)
         num = [c for c, t in df.dtypes.items() if c != 'label' and t.kind in 'biuf']
         X, y = matrix(df, num)[~np.isnan(y)], y[~np.isnan(y)]

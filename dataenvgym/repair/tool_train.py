@@ -14,7 +14,8 @@ __all__ = ['tool_agent', 'tool_dataset', 'tool_grpo_train', 'tool_call', 'tool_d
 
 # %% ../../nbs/70_repair.tool_train.ipynb #a0666c1c
 def tool_agent(max_length: int = 1536, **kwargs):
-    "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable, `<|im_end|>` its EOS): `(model, tokenizer)`."
+    "The tiny agent with TRL's Qwen 3 chat template (tool calls parsable, EOS `<|im_end|>`)."
+    # returns `(model, tokenizer)`
     from pathlib import Path
     import trl
     from dataenvgym.lm import tiny_agent
@@ -64,7 +65,7 @@ def tool_call(command: str) -> dict:
         {'type': 'function', 'function': {'name': 'command', 'arguments': {'message': command}}}]}
 
 def tool_demo(prompt: list[dict], task: str, seed: int, commands: tuple[str, ...]) -> list[dict]:
-    "The chat of `prompt` on episode `seed` of `task` in which the assistant plays `commands` through the tool."
+    "The chat of `prompt` on episode `seed` of `task` where the assistant plays `commands` through the tool."
     from dataenvgym.repair.gym import RepairToolEnv
     env = RepairToolEnv(task)
     first = env.reset(task=task, seed=seed)

@@ -31,7 +31,7 @@ SeedRange = tuple[int, int]
 
 # %% ../../nbs/69_repair.train.ipynb #1e13841d
 class TrainConfig(BaseModel):
-    "A training run of an agent for `RepairEnv`: the model, tasks, seeds of each phase and the SFT and GRPO settings."
+    "A training run of an agent for `RepairEnv`: model, tasks, seeds of each phase, SFT and GRPO settings."
     model_config = ConfigDict(frozen=True, extra='forbid')
     # 'tiny' (from a config, no download), a Hugging Face name or a folder
     model: str = 'tiny'
@@ -167,7 +167,7 @@ def smoke_config(config: TrainConfig, seeds: int = 3, steps: int = 2, turns: int
 
 # %% ../../nbs/69_repair.train.ipynb #6a3630ae
 def load_agent(name: str | Path, config: TrainConfig | None = None):
-    "`(model, tokenizer)` of `tiny`, a Hugging Face name or a saved folder (an adapter loads its base, trainable)."
+    "`(model, tokenizer)` of `tiny`, a HF name or saved folder (an adapter loads its base, trainable)."
     c = config or TrainConfig()
     if str(name) == 'tiny': return tiny_agent(max_length=c.sft.max_length, seed=c.sft.seed)
     return pretrained_agent(str(name), use_unsloth=c.use_unsloth, max_length=c.sft.max_length,
@@ -189,7 +189,8 @@ def _start(config: TrainConfig, out: str | Path) -> Path:
 
 # %% ../../nbs/69_repair.train.ipynb #d2a97537
 def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dict:
-    "Warm-up chats from the baselines' successful episodes (and their single decisions, `decision_seeds`), the length check, SFT; saves the model to `out/sft`."
+    "Warm-up chats from baselines' successful episodes, the length check, SFT; saves the model to `out/sft`."
+    # the chats include those episodes' single decisions (`decision_seeds`)
     from datasets import concatenate_datasets
     out, c = _start(config, out), config
     model, tok = load_agent(c.model, c)
@@ -206,14 +207,15 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
     trainer = sft_train(model, tok, ds, c.sft, progress=progress, log_dir=out / 'logs')
     losses = [h['loss'] for h in trainer.state.log_history if 'loss' in h]
     return {'phase': 'sft', 'chats': len(ds), 'length': lengths, 'steps': trainer.state.global_step,
-            **({'episode_chats': len(chats), 'decision_chats': len(ds) - len(chats)} if ds is not chats else {}),
+            **({'episode_chats': len(chats), 'decision_chats': len(ds) - len(chats)}
+               if ds is not chats else {}),
             'observation_only': {a: observation_only(a, c.tasks) for a in c.warmup_agents},
             'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [],
             'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
 
 # %% ../../nbs/69_repair.train.ipynb #fe693777
 def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> dict:
-    "GRPO (over the config's curriculum if any) from `out/sft`, else from the config's model; saves to `out/grpo`."
+    "GRPO (over the config's curriculum if any) from `out/sft`, else the config's model; saves to `out/grpo`."
     out, c = _start(config, out), config
     start = _latest(out, 'sft') or c.model
     model, tok = load_agent(start, c)
@@ -231,7 +233,8 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
 
 # %% ../../nbs/69_repair.train.ipynb #53d38129
 def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = None) -> dict:
-    "The trained model (`model`, else `out/grpo` beside its start `out/sft`, else `out/sft`) and the baselines, on the evaluation tasks and seeds."
+    "The trained model and baselines, on the evaluation tasks and seeds."
+    # the model: `model`, else `out/grpo` beside its start `out/sft`, else `out/sft`
     path = model or _latest(Path(out), 'grpo', 'sft')
     if path is None:
         raise FileNotFoundError(f'nothing to evaluate in {out}: run `train sft` (and `train grpo`) first, '

@@ -19,7 +19,7 @@ __all__ = ['episodes', 'episode_rows', 'reply_command', 'play_reply', 'episode_r
 
 # %% ../../nbs/73_repair.vf.ipynb #a8055a66
 def episodes(tasks: Iterable[str] | str, seeds: Sequence[int]) -> list[tuple[str, int]]:
-    "The `(task, seed)` pairs of `tasks` (a name or names) and `seeds` (integers >= 0), or a clear `ValueError`."
+    "`(task, seed)` pairs of `tasks` (a name or names) and `seeds` (integers >= 0), else a `ValueError`."
     tasks = [tasks] if isinstance(tasks, str) else list(tasks)
     given = seeds if isinstance(seeds, (list, tuple, range)) else None
     if given is None or not all(isinstance(s, int) and s >= 0 for s in given):
@@ -96,7 +96,7 @@ def repair_env_class(vf: Any) -> type:
 # %% ../../nbs/73_repair.vf.ipynb #d6229904
 def load_environment(tasks: Iterable[str] | str = ('task_0_tutorial',), seeds: Sequence[int] = range(8),
                      system: str = SYSTEM_PROMPT, max_turns: int = 64, **kwargs: Any):
-    "The repair environment for `verifiers` (`vf-eval dataenvgym.repair.vf`): one row per `(task, seed)` episode."
+    "The repair environment for `verifiers` (`vf-eval dataenvgym.repair.vf`): a row per `(task, seed)`."
     try: import verifiers as vf
     except ImportError as e:
         raise ImportError('the verifiers adapter needs `pip install "dataenvgym[verifiers]"`') from e

@@ -35,7 +35,7 @@ def _cell(v: Any) -> str:
 
 # %% ../../nbs/71_repair.viz.ipynb #565f89e3
 class RepairConsole(Explorer):
-    "A console for a reset `RepairEnv`: commands by text or button; the data's head, last response, score, rewards."
+    "A console for a reset `RepairEnv`: commands by text or button; data head, last response, score, rewards."
     def __init__(self, env: RepairEnv, observations: Sequence[RepairObservation] = (), rows: int = 8):
         if not env.state.episode_id: raise ValueError('reset the environment first: env.reset(seed=...)')
         self.env, self.rows = env, rows

@@ -17,7 +17,7 @@ __all__ = ['stack_weights', 'unstack_weights', 'grouped_logits', 'grouped_loss',
 
 # %% ../../nbs/33_students.grouped.ipynb #8e5df0e8
 def stack_weights(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    "The weights of G same-shaped Llama models as one `[G, ...]` float tensor per weight (the output layer is tied to the embedding)."
+    "G same-shaped Llamas' weights as one `[G, ...]` float tensor per weight (output tied to embedding)."
     keys = [k for k in states[0] if 'rotary' not in k and k != 'lm_head.weight']
     return {k: torch.stack([s[k].detach().float() for s in states]).clone() for k in keys}
 
@@ -46,7 +46,8 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
 
 # %% ../../nbs/33_students.grouped.ipynb #06e7c554
 def _attention(h: torch.Tensor, w, config, seqs: Callable, tokens: Callable, cos, sin) -> torch.Tensor:
-    "One layer's causal self-attention for the G copies' token states `h` (`w` names a weight of the layer; `seqs`/`tokens` map the tokens to the rows of sequences and back)."
+    "One layer's causal self-attention for the G copies' token states `h`; `w` names a weight of the layer."
+    # `seqs`/`tokens` map the tokens to the rows of sequences and back
     qkv = seqs(_linear(h, torch.cat([w(f'self_attn.{n}_proj') for n in 'qkv'], 1)))
     heads = config.num_attention_heads; dim = config.hidden_size // heads
     q, k, v = (t.reshape(*t.shape[:2], heads, dim).transpose(1, 2) for t in qkv.split(config.hidden_size, -1))
@@ -56,7 +57,7 @@ def _attention(h: torch.Tensor, w, config, seqs: Callable, tokens: Callable, cos
 # %% ../../nbs/33_students.grouped.ipynb #5dd3a96c
 def _decoder(weights: dict[str, torch.Tensor], ids: torch.Tensor, config, seqs: Callable, tokens: Callable,
              length: int) -> torch.Tensor:
-    "Logits `[G, N, vocab]` of the G copies on their tokens `ids` `[G, N]`, attention on rows of `length` tokens."
+    "Logits `[G, N, vocab]` of the G copies on their `ids` `[G, N]`, attention over rows of `length` tokens."
     emb, eps = weights['model.embed_tokens.weight'], config.rms_norm_eps
     x = torch.gather(emb, 1, ids.unsqueeze(-1).expand(-1, -1, emb.shape[-1]))
     cos, sin = _rotary(length, config.hidden_size // config.num_attention_heads,
@@ -72,7 +73,7 @@ def _decoder(weights: dict[str, torch.Tensor], ids: torch.Tensor, config, seqs: 
 
 # %% ../../nbs/33_students.grouped.ipynb #40e8b297
 def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) -> torch.Tensor:
-    "Logits `[G, B, T, vocab]` of the G copies (stacked `weights`, Llama `config`) on their own right-padded ids `[G, B, T]`."
+    "G copies' logits `[G, B, T, vocab]` (stacked `weights`, Llama `config`) on right-padded ids `[G, B, T]`."
     G, B, T = ids.shape
     logits = _decoder(weights, ids.reshape(G, B * T), config, lambda t: t.reshape(G * B, T, -1),
                       lambda s: s.reshape(G, B * T, -1), T)
@@ -81,12 +82,12 @@ def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) 
 # %% ../../nbs/33_students.grouped.ipynb #43c6ef20
 def grouped_loss(weights: dict[str, torch.Tensor], ids: torch.Tensor,
                  labels: torch.Tensor, config) -> torch.Tensor:
-    "Each copy's mean cross-entropy on its response tokens (labels not -100) of right-padded `[G, B, T]` batches: a `[G]` tensor."
+    "`[G]` mean cross-entropies on response tokens (label ≠ -100) of right-padded `[G, B, T]` batches."
     logits, targets = grouped_logits(weights, ids, config)[:, :, :-1], labels[:, :, 1:]
     return _mean_ce(logits.flatten(1, 2), targets.flatten(1))
 
 def _mean_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    "`[G]`: each copy's mean cross-entropy of `logits` `[G, N, vocab]` against `targets` `[G, N]` (-100 ignored)."
+    "`[G]`: each copy's mean cross-entropy of `logits` `[G, N, vocab]` vs `targets` `[G, N]` (-100 ignored)."
     ce = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction='none', ignore_index=-100)
     return ce.view(targets.shape).sum(1) / (targets != -100).sum(1).clamp(min=1)
 
@@ -101,23 +102,23 @@ def _batches(examples: Sequence[list], orders: list[list[int]], gens: list, size
 
 def right_padded(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
                  width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    "Ids and labels of encoded examples, right-padded (ids with `pad_id`, labels with -100) to `width` (default: the longest)."
+    "Ids and labels of examples right-padded (ids: `pad_id`, labels: -100) to `width` (default: longest)."
     width = width or max(len(i) for i, _ in examples)
     ids = torch.tensor([i + [pad_id] * (width - len(i)) for i, _ in examples])
     return ids, torch.tensor([l + [-100] * (width - len(l)) for _, l in examples])
 
 # %% ../../nbs/33_students.grouped.ipynb #1f11c543
 class Packed(NamedTuple):
-    "G copies' batches packed token after token: `ids` and `targets` (the next token of the same example, -100 for none) `[G, N]`, each token's `slot` `[G, N]` in the grid of `B` rows of `length` that attention sees, and each slot's `token` `[G, B * length]` (N: none)."
-    ids: torch.Tensor
-    targets: torch.Tensor
-    slot: torch.Tensor
-    token: torch.Tensor
+    "G copies' batches packed token after token, mapped to the grid of `B` rows of `length` attention sees."
+    ids: torch.Tensor          # `[G, N]`
+    targets: torch.Tensor      # `[G, N]`: the next token of the same example, -100 for none
+    slot: torch.Tensor         # `[G, N]`: each token's place in that grid
+    token: torch.Tensor        # `[G, B * length]`: each slot's token (N: none)
     length: int
 
 # %% ../../nbs/33_students.grouped.ipynb #9e075e9b
 def pack(batches: list[list], pad_id: int) -> Packed:
-    "Each copy's batch of encoded examples (`(ids, labels)`, the same number a copy) packed end to end; N is the most tokens of any copy."
+    "Each copy's `(ids, labels)` examples (equal counts) packed end to end; N: the most tokens of any copy."
     lengths = [torch.tensor([len(i) for i, _ in b]) for b in batches]
     G, B, T, N = (
         len(batches),
@@ -137,7 +138,7 @@ def pack(batches: list[list], pad_id: int) -> Packed:
 
 # %% ../../nbs/33_students.grouped.ipynb #f8d00209
 def packed_loss(weights: dict[str, torch.Tensor], batch: Packed, config) -> torch.Tensor:
-    "Each copy's mean cross-entropy on the response tokens of its packed batch: a `[G]` tensor (what `grouped_loss` gives padded)."
+    "`[G]`: each copy's mean cross-entropy on its packed batch's response tokens (= `grouped_loss` padded)."
     (G, N), T = batch.ids.shape, batch.length
     def seqs(t):                 # tokens [G, N, k] -> rows [G * B, T, k], empty slots zero
         t = torch.cat([t, t.new_zeros(G, 1, t.shape[-1])], 1)
@@ -159,7 +160,8 @@ def _clip_per_copy(params: list[torch.Tensor], max_norm: float = 1.0) -> None:
 # %% ../../nbs/33_students.grouped.ipynb #9dce747f
 def train_grouped(weights: dict[str, torch.Tensor], examples: Sequence[list], config, settings, pad_id: int,
                   lr_at: Callable[[int, int], float]) -> torch.Tensor:
-    "Train the G copies in `weights` (in place), copy g on `examples[g]`, with `settings` (a `TinyLMConfig`; `lr_at(step, steps)` the lr factor); the `[steps, G]` losses."
+    "Train the G `weights` copies in place, copy g on `examples[g]`, per `settings`; the `[steps, G]` losses."
+    # `settings`: a `TinyLMConfig`; `lr_at(step, steps)`: the lr factor
     params, steps, losses = list(weights.values()), settings.n_steps(max(map(len, examples))), []
     for p in params: p.requires_grad_(True)
     opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
@@ -179,7 +181,7 @@ def train_grouped(weights: dict[str, torch.Tensor], examples: Sequence[list], co
 # %% ../../nbs/33_students.grouped.ipynb #9c90c4d4
 def _teacher_forced(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int, chunk: int,
                     grade: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
-    "`[G, N]`: `grade(logits, targets)` of each copy on each encoded example, `chunk` examples a pass (teacher forced)."
+    "`[G, N]`: teacher-forced `grade(logits, targets)` per copy and encoded example, `chunk` examples a pass."
     G, out = next(iter(weights.values())).shape[0], []
     for s in range(0, len(examples), chunk):
         ids, labels = right_padded(examples[s:s + chunk], pad_id)
@@ -189,7 +191,7 @@ def _teacher_forced(weights: dict[str, torch.Tensor], examples: list, config, pa
 @torch.no_grad()
 def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
                         chunk: int = 256) -> torch.Tensor:
-    "`[G, N]`: whether each copy's greedy reply to each encoded example is exactly its response and `<eos>` (teacher forced)."
+    "`[G, N]`: is each copy's greedy reply to each example exactly its response + `<eos>` (teacher forced)?"
     def exact(logits, targets): return ((logits.argmax(-1) == targets) | (targets == -100)).all(-1)
     return _teacher_forced(weights, examples, config, pad_id, chunk, exact)
 
@@ -197,7 +199,7 @@ def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config
 @torch.no_grad()
 def grouped_answer_prob(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
                         chunk: int = 256) -> torch.Tensor:
-    "`[G, N]`: the probability that each copy writes exactly each encoded example's response and `<eos>` (teacher forced)."
+    "`[G, N]`: teacher-forced probability that each copy writes exactly each example's response + `<eos>`."
     def answer_prob(logits, targets):
         targets = targets.expand(logits.shape[0], -1, -1)
         token = logits.log_softmax(-1).gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)

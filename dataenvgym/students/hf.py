@@ -40,14 +40,15 @@ DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch
 
 # %% ../../nbs/31_students.hf.ipynb #f63d864b
 def placement(where: str = 'auto', dtype: str = 'auto') -> tuple[str, torch.dtype]:
-    "The device and dtype of settings `where` ('auto', 'cpu', 'cuda') and `dtype` ('auto' or a name in `DTYPES`); a GPU asked for and absent is an error."
+    "Device and dtype of settings `where` ('auto', 'cpu', 'cuda') and `dtype` ('auto' or a `DTYPES` name)."
+    # a GPU asked for and absent is an error
     where = device() if where == 'auto' else where
     if where == 'cuda' and not torch.cuda.is_available():
         raise ValueError("device 'cuda' asked for, but no GPU is available here")
     return where, load_dtype(where) if dtype == 'auto' else DTYPES[dtype]
 
 def auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: int = 256) -> int:
-    "Sequences of `tokens` tokens that fit in half the free GPU memory at once (their key-value caches); 16 on a CPU."
+    "Sequences of `tokens` tokens that fit in half the free GPU memory at once (KV caches); 16 on a CPU."
     p = next(model.parameters())
     if p.device.type != 'cuda': return 16
     cfg = getattr(model, 'config', None)
@@ -58,7 +59,7 @@ def auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: in
 
 # %% ../../nbs/31_students.hf.ipynb #8acf17b2
 class LoRAStudent:
-    "A Hugging Face `model`, loaded by `name`, with a LoRA adapter: what `HFStudent` and `HFVisionStudent` share."
+    "A Hugging Face `model` loaded by `name`, with a LoRA adapter: what `HFStudent`, `HFVisionStudent` share."
     name: str
     config: BaseModel
     model: torch.nn.Module
@@ -154,7 +155,7 @@ def quiet_datasets(quiet: bool = True):
 # %% ../../nbs/31_students.hf.ipynb #6fd93a4a
 @patch
 def target(self: HFStudent, d: Datum, c: HFStudentConfig | None = None) -> str:
-    "What the student learns to write for `d`: its worked solution (MATH's, kept in the datum's metadata), else its response."
+    "What the student learns for `d`: its worked solution (MATH's, in its metadata), else its response."
     c = c or self.config
     return (
         d.metadata['solution']
@@ -166,7 +167,8 @@ def target(self: HFStudent, d: Datum, c: HFStudentConfig | None = None) -> str:
 @patch
 def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True,
         progress: bool = True, **settings) -> HFStudent:
-    "Fine-tune on `data` with LoRA: a new adapter on the base, or (`from_base=False`) the current one; `settings` override this fit's; no data: the base as it is."
+    "Fine-tune on `data` with LoRA: a new adapter on the base, or (`from_base=False`) the current one."
+    # `settings` override this fit's; no data: the base as it is
     if bad := sorted(set(settings) - set(HFStudentConfig.model_fields)):
         raise ValueError(f'HFStudent.fit got unknown settings {bad}; valid: '
                          f'{", ".join(HFStudentConfig.model_fields)}')
@@ -215,7 +217,7 @@ def loss(self: HFStudent, data: Sequence[Datum]) -> float:
 # %% ../../nbs/31_students.hf.ipynb #382b77d4
 @patch
 def set_base(self: LoRAStudent) -> LoRAStudent:
-    "Fold the trained adapter (if any) into the weights, the base a new adapter starts from; keep its files for `save`."
+    "Fold any trained adapter into the base weights new adapters start from; keep its files for `save`."
     if not isinstance(self.model, PeftModel): return self
     with tempfile.TemporaryDirectory() as d:
         self.model.save_pretrained(d)
@@ -226,7 +228,7 @@ def set_base(self: LoRAStudent) -> LoRAStudent:
 # %% ../../nbs/31_students.hf.ipynb #7afd1140
 @patch
 def save(self: LoRAStudent, path: str | Path) -> Path:
-    "Save the LoRA adapter (if trained), the adapters folded into the base, and the settings to the folder `path`."
+    "Save to folder `path` the LoRA adapter (if trained), the adapters folded into the base, the settings."
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     if isinstance(self.model, PeftModel): self.model.save_pretrained(path / 'adapter')
@@ -240,7 +242,7 @@ def save(self: LoRAStudent, path: str | Path) -> Path:
 # %% ../../nbs/31_students.hf.ipynb #fb7da0d7
 @patch(cls_method=True)
 def load(cls: LoRAStudent, path: str | Path) -> LoRAStudent:
-    "A student from what `save` wrote: the base model loaded again by name, the base adapters folded in, the adapter."
+    "A student from `save`'s files: the base model reloaded by name, base adapters folded in, the adapter."
     path = Path(path)
     if not (path / cls.settings_file).exists():
         raise FileNotFoundError(f'No {cls.__name__} at {path}: {cls.settings_file} is missing.')

@@ -36,7 +36,7 @@ SPECIAL_TOKENS = ['<pad>', '<bos>', '<eos>', '<unk>']
 CHARS = ''.join(c for c in string.printable if c not in '\r\x0b\x0c')
 
 def char_tokenizer(chars: str = CHARS) -> PreTrainedTokenizerFast:
-    "A tokenizer with one token per character of `chars` (printable ASCII by default) plus pad/bos/eos/unk specials."
+    "A tokenizer: a token per character of `chars` (default printable ASCII) plus pad/bos/eos/unk specials."
     vocab = {t: i for i, t in enumerate(SPECIAL_TOKENS + list(dict.fromkeys(chars)))}
     tok = Tokenizer(models.WordLevel(vocab, unk_token='<unk>'))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r'[\s\S]'), behavior='isolated')
@@ -53,7 +53,8 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 def _token_ids(tokenizer: PreTrainedTokenizerBase, texts: list[str]) -> list[list[int]]:
-    "`tokenizer(texts)['input_ids']`; from a fast tokenizer's backend when it neither truncates nor pads (the same ids without transformers' per-text conversion: 2.4x faster)."
+    "`tokenizer(texts)['input_ids']`; from a fast tokenizer's backend when it neither truncates nor pads."
+    # the same ids without transformers' per-text conversion: 2.4x faster
     backend = getattr(tokenizer, 'backend_tokenizer', None)
     if backend is None or backend.truncation is not None or backend.padding is not None:
         return tokenizer(texts)['input_ids']
@@ -160,7 +161,7 @@ def llama_config(config: TinyLMConfig, tokenizer: PreTrainedTokenizerBase) -> Ll
 
 # %% ../../nbs/30_students.tiny.ipynb #93d19543
 class SeededStudent:
-    "What the students built and trained from a seed share: a torch `model`, its size, and the base weights `fit` starts from."
+    "Common to students built and trained from a seed: a torch `model`, its size, `fit`'s base weights."
     model: torch.nn.Module
     config: BaseModel
 
@@ -177,13 +178,13 @@ class SeededStudent:
         return self.config.model_dump(mode='json')
 
     def fit_config(self, settings: dict[str, Any]) -> BaseModel:
-        "This fit's settings: the student's config with `settings` over it (`steps` given, `epochs` is dropped)."
+        "This fit's settings: the config with `settings` over it (`steps` given: `epochs` dropped)."
         drop = {'epochs': None} if 'steps' in settings else {}
         return type(self.config).model_validate({**self.config.model_dump(), **drop, **settings})
 
     def fit(self, data: Sequence[Datum], *, from_base: bool = True,
             on_step: Callable[[int, float], None] | None = None, progress: bool = True, **settings):
-        "Train on `data`, from the base weights unless `from_base=False`; `settings` override this fit's settings."
+        "Train on `data` from the base weights unless `from_base=False`; `settings` override this fit's."
         if not data: raise ValueError(f'{type(self).__name__}.fit needs at least one Datum; got none.')
         config = self.fit_config(settings)
         if from_base: self.model.load_state_dict(self.base_state)
@@ -193,7 +194,7 @@ class SeededStudent:
 
 # %% ../../nbs/30_students.tiny.ipynb #912fc10f
 class TinyLM(SeededStudent):
-    "A small character-level Llama (0.26M parameters by default), trained fully from a seed on a CPU: a `Student`."
+    "A small character-level Llama (0.26M params by default) trained fully from a seed on a CPU: a `Student`."
     def __init__(self, config: TinyLMConfig | None = None, **overrides):
         self.config = TinyLMConfig.model_validate({**(config or TinyLMConfig()).model_dump(), **overrides})
         self.tokenizer = char_tokenizer(self.config.chars)
@@ -221,7 +222,8 @@ def lr_factor(step: int, steps: int, warmup_steps: int, schedule: str = 'cosine'
 def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[list[int]], torch.Tensor],
                 config,
                 on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
-    "Train `model` for `config.n_steps(n_examples)` steps on batches of example indices (a seeded shuffle, epoch after epoch); returns every step's loss."
+    "Train `model` for `config.n_steps(n_examples)` steps; returns every step's loss."
+    # batches of example indices: a seeded shuffle, epoch after epoch
     steps, bs = config.n_steps(n_examples), config.batch_size
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -302,7 +304,8 @@ def load(cls: TinyLM, path: str | Path) -> TinyLM:
 @patch
 def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0,
               **settings) -> dict[str, torch.Tensor]:
-    "G copies of the current weights, copy g trained on `datasets[g]` as one batched model (`students.grouped`); `stream` shifts the order's seed."
+    "G copies of the current weights, copy g trained on `datasets[g]`, batched as one (`students.grouped`)."
+    # `stream` shifts the order's seed
     if not datasets or not all(datasets): raise ValueError('fit_group needs one non-empty dataset per copy')
     config = self.fit_config({k: v for k, v in settings.items() if k != 'progress'})
     config = config.model_copy(update={'seed': config.seed + stream})
@@ -317,14 +320,14 @@ def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0
 # %% ../../nbs/30_students.tiny.ipynb #51bb1bda
 @patch
 def _grouped_inputs(self: TinyLM, weights: dict[str, torch.Tensor] | None, data: Sequence[Datum]) -> tuple:
-    "`weights` (None: the student's own, stacked as one copy) and `data` encoded, as `students.grouped` takes them."
+    "`weights` (None: its own, stacked as one copy) and `data` encoded, as `students.grouped` takes them."
     return (weights or stack_weights([self.model.state_dict()]),
             encode_examples(self.tokenizer, data, self.config.max_length))
 
 @patch
 def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
                   data: Sequence[Datum]) -> torch.Tensor:
-    "`[G, N]` exact-match verdicts (teacher forced) of the copies in `weights` (None: the student itself) on `data`."
+    "`[G, N]` exact-match verdicts (teacher forced) of the copies in `weights` (None: the student) on `data`."
     return grouped_exact_match(*self._grouped_inputs(weights, data), self.model.config,
                                self.tokenizer.pad_token_id)
 
@@ -332,6 +335,6 @@ def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
 @patch
 def group_answer_prob(self: TinyLM, weights: dict[str, torch.Tensor] | None,
                       data: Sequence[Datum]) -> torch.Tensor:
-    "`[G, N]` probabilities (teacher forced) that the copies in `weights` (None: the student itself) write each response exactly."
+    "`[G, N]` teacher-forced probabilities that copies in `weights` (None: itself) write responses exactly."
     return grouped_answer_prob(*self._grouped_inputs(weights, data), self.model.config,
                                self.tokenizer.pad_token_id)

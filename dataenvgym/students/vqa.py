@@ -51,7 +51,8 @@ def words(question: str) -> list[str]:
 # %% ../../nbs/32_students.vqa.ipynb #3c1c0bfb
 @lru_cache(maxsize=1)
 def lexicon(per_level: int = 30) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    "The VQA domain's question words (`<pad>`, `<unk>`, then sorted) and answers (the attribute words and numbers, then any other answer or option its questions use)."
+    "The VQA domain's question words (`<pad>`, `<unk>`, then sorted) and answers (`BASE_ANSWERS` first)."
+    # `BASE_ANSWERS`: the attribute words and numbers; then any other answer or option its questions use
     rng, seen, answers = random.Random(0), set(BASE_ANSWERS), dict.fromkeys(BASE_ANSWERS)
     for sub in QSUBSKILLS:
         for level in (1, 2, 3):
@@ -63,7 +64,8 @@ def lexicon(per_level: int = 30) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 # %% ../../nbs/32_students.vqa.ipynb #18696e14
 class VQAStudentConfig(BaseModel):
-    "Size, training and prediction settings of a `VQAStudent`; the defaults train on two CPU cores in minutes."
+    ("Size, training and prediction settings of a `VQAStudent`; the defaults train on two CPU cores in "
+     "minutes.")
     model_config = ConfigDict(frozen=True, extra='forbid')
     image_size: int = Field(64, description='Side of the square image the network reads, in pixels.')
     network: Literal['film', 'objects'] = Field(
@@ -108,7 +110,7 @@ def standardize(images: torch.Tensor) -> torch.Tensor:
 
 # %% ../../nbs/32_students.vqa.ipynb #6641a40e
 class FiLMBlock(nn.Module):
-    "A strided 3×3 convolution over features plus coordinates, normalised, then scaled and shifted per channel by the question."
+    "A strided 3×3 conv on features + coords, normalised, scaled and shifted per channel by the question."
     def __init__(self, c_in: int, c_out: int, question_dim: int):
         super().__init__()
         self.conv = nn.Conv2d(c_in + 2, c_out, 3, stride=2, padding=1)
@@ -181,7 +183,7 @@ def _hues(image: np.ndarray) -> np.ndarray:
 
 # %% ../../nbs/32_students.vqa.ipynb #c6626379
 def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
-    "`(H, W)` uint8 map of a `(3, H, W)` float image in [0, 1]: 0 background, k for the k-th largest object region."
+    "`(H, W)` uint8 map of a `(3, H, W)` float image in [0, 1]: 0: background, k: k-th largest object region."
     fg = np.abs(image - PIXEL_CENTER).max(0) > threshold
     hues, out, regions = _hues(image), np.zeros(fg.shape, np.uint8), []
     for c in range(len(PALETTE_HUES)):
@@ -194,7 +196,7 @@ def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
 
 # %% ../../nbs/32_students.vqa.ipynb #4c5074d3
 def object_boxes(regions: np.ndarray) -> np.ndarray:
-    "`(MAX_OBJECTS, 4)` float boxes (x0, y0, x1, y1; end exclusive) of the regions of an `object_map`; zeros past the last."
+    "`(MAX_OBJECTS, 4)` float boxes (x0, y0, x1, y1; end exclusive) of an `object_map`'s regions; then zeros."
     boxes = np.zeros((MAX_OBJECTS, 4), np.float32)
     for k, (ys, xs) in enumerate(ndimage.find_objects(regions)):
         boxes[k] = xs.start, ys.start, xs.stop, ys.stop
@@ -207,7 +209,7 @@ MAPS_CACHE_SIZE = 50_000
 
 # %% ../../nbs/32_students.vqa.ipynb #79c2142d
 def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    "`object_map` and `object_boxes` of each image of a batch, cached by the image's bytes (computed once per session)."
+    "`object_map` and `object_boxes` of each image in a batch, cached by its bytes (once per session)."
     arrays = images.numpy()
     keys = [hashlib.blake2b(a.tobytes(), digest_size=16).digest() for a in arrays]
     # never mid-batch, which would drop this batch's maps
@@ -221,7 +223,7 @@ def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 # %% ../../nbs/32_students.vqa.ipynb #771fef36
 class ObjectNet(nn.Module):
-    "Objects from hue regions → CNN embeddings in word space → the question's words pick the referent → answer logits."
+    "Hue-region objects → CNN embeddings in word space → question words pick the referent → answer logits."
     def __init__(self, config: VQAStudentConfig, n_words: int, n_answers: int,
                  answer_words: torch.Tensor | None = None):
         super().__init__()
@@ -303,7 +305,7 @@ def make_network(config: VQAStudentConfig, vocab: Sequence[str], answers: Sequen
 
 # %% ../../nbs/32_students.vqa.ipynb #6db232e8
 class VQAStudent(SeededStudent):
-    "A small network (`network`: FiLM or `ObjectNet`) that answers questions about the VQA domain's images, trained from a seed: a `Student`."
+    "A small net (`network`: FiLM or `ObjectNet`) answering VQA questions, trained from a seed: a `Student`."
     def __init__(self, config: VQAStudentConfig | None = None, **overrides):
         self.config = VQAStudentConfig.model_validate(
             {**(config or VQAStudentConfig()).model_dump(), **overrides}
@@ -336,7 +338,7 @@ def _targets(self: VQAStudent, data: Sequence[Datum]) -> torch.Tensor:
 @patch
 def _train(self: VQAStudent, data: Sequence[Datum], config: VQAStudentConfig,
            on_step, progress: bool) -> list[float]:
-    "`SeededStudent.fit`'s training step: answers as classes, a cross-entropy loss per batch; the loss of every step."
+    "`SeededStudent.fit`'s training step: answers as classes, cross-entropy per batch; every step's loss."
     targets = _targets(self, data)
     images = images_tensor(data, config.image_size)
     ids, lengths = questions_tensor([d.prompt for d in data], self.word_ids)
@@ -407,7 +409,8 @@ PALIGEMMA_LORA_TARGETS = (
 
 # %% ../../nbs/32_students.vqa.ipynb #f142170d
 class HFVisionStudentConfig(BaseModel):
-    "LoRA, training and decoding settings of an `HFVisionStudent`; the defaults are the DataEnvGym paper's for PaliGemma."
+    ("LoRA, training and decoding settings of an `HFVisionStudent`; the defaults are the DataEnvGym paper's "
+     "for PaliGemma.")
     model_config = ConfigDict(frozen=True, extra='forbid')
     lora_r: int = Field(16, description='LoRA rank.')
     lora_alpha: int = Field(32, description='LoRA scaling alpha.')
@@ -442,7 +445,7 @@ class HFVisionStudentConfig(BaseModel):
 
 # %% ../../nbs/32_students.vqa.ipynb #c7bf35d1
 class HFVisionStudent(LoRAStudent):
-    "A Hugging Face vision-language model (PaliGemma-style processor), fine-tuned with LoRA on images and questions: a `Student`."
+    "A Hugging Face VLM (PaliGemma-style processor), LoRA-tuned on images and questions: a `Student`."
     settings_file, config_class = 'hfvisionstudent.json', HFVisionStudentConfig
 
     def __init__(self, model: str | Path, config: HFVisionStudentConfig | None = None, **overrides):
@@ -489,7 +492,8 @@ def _batch(self: HFVisionStudent, items: Sequence[Task | Datum], answers: Sequen
 def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
         on_step: Callable[[int, float], None] | None = None,
         progress: bool = True, **settings) -> HFVisionStudent:
-    "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current adapter; no data: the model as it is."
+    "Fine-tune on `data` with LoRA: a new adapter on the base model, or (`from_base=False`) the current one."
+    # no data: the model as it is
     if bad := sorted(set(settings) - set(HFVisionStudentConfig.model_fields)):
         raise ValueError(f'HFVisionStudent.fit got unknown settings {bad}; valid: '
                          f'{", ".join(HFVisionStudentConfig.model_fields)}')
@@ -545,7 +549,7 @@ def loss(self: HFVisionStudent, data: Sequence[Datum]) -> float:
 # %% ../../nbs/32_students.vqa.ipynb #5f18a9b3
 def tiny_paligemma(folder: str | Path, *, image_size: int = 32, patch_size: int = 8, hidden_size: int = 32,
                    layers: int = 1, seed: int = 0) -> Path:
-    "A tiny, randomly initialised PaliGemma with a character-level Gemma tokenizer, saved to `folder` (for tests and offline demos)."
+    "A tiny random PaliGemma with a char-level Gemma tokenizer, saved to `folder` (for tests, offline demos)."
     chars = [c for c in string.printable if not c.isspace()]
     # ▁ is Gemma's space
     vocab = {t: i for i, t in enumerate(['<pad>', '<eos>', '<bos>', '<unk>', '<mask>',

@@ -60,7 +60,7 @@ def missing_files(d: DomainSource) -> list[str]:
 
 # %% ../../nbs/50_teaching.build.ipynb #5ea7e2f1
 def load_splits(d: DomainSource) -> dict[str, list[Task]]:
-    "The validation and test tasks of `d`'s files (its paper split, or the files as they are), `limit` of each."
+    "The validation and test tasks of `d`'s files (its paper split, or the files as is), `limit` of each."
     if d.source != 'files': raise ValueError('load_splits reads files; this domain draws from its generator')
     if miss := missing_files(d):
         where = ' and '.join(f'--set domain.{f}=PATH' for f in miss)
@@ -76,8 +76,8 @@ def load_splits(d: DomainSource) -> dict[str, list[Task]]:
         if 'check_images=False' not in str(e): raise
         raise FileNotFoundError(str(e).split(';')[0] + ": point domain.images at the benchmark's image "
                                 "folder, or set "
-                                'domain.check_images: false (--set domain.check_images=false) to load the questions '
-                                'anyway') from None
+                                'domain.check_images: false (--set domain.check_images=false) '
+                                'to load the questions anyway') from None
     return {k: _first(v, d.limit) for k, v in sp.items()}
 
 # %% ../../nbs/50_teaching.build.ipynb #92180341
@@ -122,7 +122,7 @@ def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student]
 
 # %% ../../nbs/50_teaching.build.ipynb #bde4e574
 def _file_splits(config: RunConfig, domain: Domain) -> FileSplits:
-    "The files' validation and test tasks over `domain`; an empty or overlapping split is an error naming the files and the fix."
+    "The files' validation and test tasks over `domain`; an empty or overlapping split errs, naming the fix."
     d = config.domain
     sp = load_splits(d)
     for part, what in (('val', 'validation'), ('test', 'test')):
@@ -144,7 +144,7 @@ def _file_splits(config: RunConfig, domain: Domain) -> FileSplits:
 
 # %% ../../nbs/50_teaching.build.ipynb #817efaf1
 def build_domain(config: RunConfig) -> Domain:
-    "The preset's domain (or the config's subskills), with validation and test from the files if the config says so."
+    "The preset's domain (or the config's subskills), with validation and test from the files if configured."
     p = lookup('preset', preset_name(config.preset, config.domain.name))
     domain = Preset(domain=p.domain, subskills=config.domain.subskills or p.subskills).make_domain()
     return domain if config.domain.source == 'generator' else _file_splits(config, domain)
@@ -161,7 +161,7 @@ def _local(name: str) -> bool:
 
 # %% ../../nbs/50_teaching.build.ipynb #613ac2dc
 def check_student(config: RunConfig) -> None:
-    "Refuse, naming the field and the fix, student settings its schema rejects and a model folder that is not there."
+    "Refuse, naming field and fix, student settings its schema rejects and a model folder that is not there."
     kind, s = config.student_kind, config.student
     schema = getattr(lookup('student', kind), 'config_class', BaseModel)
     if s.settings and schema is not BaseModel:
@@ -183,13 +183,13 @@ def check_student(config: RunConfig) -> None:
 
 # %% ../../nbs/50_teaching.build.ipynb #366f142c
 def preflight(config: RunConfig) -> Domain:
-    "The checks a run makes before it spends anything (student settings, model folder, files, splits, images); the domain."
+    "Checks run before spending anything (student settings, model folder, files, splits, images); the domain."
     check_student(config)
     return build_domain(config)
 
 # %% ../../nbs/50_teaching.build.ipynb #01170c16
 def _overrides(config: RunConfig) -> dict[str, Any]:
-    "The `TeachingConfig` fields the run config sets; a student of another kind than the preset's fits with its own settings."
+    "`TeachingConfig` fields the run config sets; a student not of the preset's kind uses its own settings."
     fields = ('iterations', 'budget', 'seed_per_subskill', 'fit', 'seed_fit')
     own = {k: getattr(config, k) for k in fields if getattr(config, k) is not None}
     if config.student.kind not in (None,
@@ -200,7 +200,7 @@ def _overrides(config: RunConfig) -> dict[str, Any]:
 
 # %% ../../nbs/50_teaching.build.ipynb #0ce6dbb0
 def _what_ran(config: RunConfig) -> dict[str, Any]:
-    "The student (kind, model) and the LLM (model, endpoint, the key's variable: never the key) as `run.json` records them."
+    "Student (kind, model), LLM (model, endpoint, the key's variable, never the key) as `run.json` has them."
     s, llm = config.student, config.teacher.llm
     # a folder: where it is
     model = str(Path(s.model).resolve()) if s.model and Path(s.model).is_dir() else s.model
@@ -212,7 +212,8 @@ def _what_ran(config: RunConfig) -> dict[str, Any]:
 # %% ../../nbs/50_teaching.build.ipynb #c4472047
 def build(config: RunConfig, out: str | Path | None = None,
           domain: Domain | None = None) -> tuple[TeachingEnv, Policy, LLM | None]:
-    "The environment, policy and LLM of `config` (over `domain`, if `preflight` built it); LLM discovery is checkpointed under `out`."
+    "Environment, policy and LLM of `config` (over `domain` if `preflight` built it)."
+    # LLM discovery is checkpointed under `out`
     llm, domain = build_llm(config.teacher.llm), domain or build_domain(config)
     discoverer = config.discoverer
     if discoverer == 'llm':

@@ -30,11 +30,12 @@ def _lcb(path): from dataenvgym.domains.code import load_livecodebench; return l
 
 def _mnms(path): from dataenvgym.domains.tools import load_mnms; return load_mnms(path)
 
-def _gqa(path, images=None): from dataenvgym.domains.vqa_loaders import load_gqa; return load_gqa(path, images)
+def _gqa(path, images=None):
+    from dataenvgym.domains.vqa_loaders import load_gqa
+    return load_gqa(path, images)
 
 def _gqa_subset(path, images=None):
     from dataenvgym.domains.vqa_loaders import load_gqa_subset
-
     return load_gqa_subset(path, images)
 
 # %% ../../nbs/49_teaching.config.ipynb #12f903a8
@@ -88,7 +89,7 @@ class DomainSource(BaseModel):
 IMAGE_STUDENTS = ('vqa', 'hf-vision')
 
 class StudentSettings(BaseModel):
-    "The student: a registered kind (None: the preset's), a Hugging Face model name or local path for `hf`/`hf-vision`, its settings."
+    "The student: a registered kind (None: preset's), a HF name or local path for `hf`/`hf-vision`, settings."
     model_config = ConfigDict(extra='forbid')
     kind: str | None = None
     model: str | None = None
@@ -111,7 +112,8 @@ class LLMSettings(BaseModel):
 
 # %% ../../nbs/49_teaching.config.ipynb #7b1f5f66
 class TeacherSettings(BaseModel):
-    "Policy, engine, skill discovery and SKILL-TREE proposer, by registered name; None: the LLM's where there is one, else the procedural ones."
+    "Policy, engine, discovery, SKILL-TREE proposer by registered name."
+    # None: the LLM's where there is one, else the procedural ones
     model_config = ConfigDict(extra='forbid')
     policy: str = 'with-state'
     engine: str | None = None
@@ -121,7 +123,7 @@ class TeacherSettings(BaseModel):
 
 # %% ../../nbs/49_teaching.config.ipynb #513c9504
 class RunConfig(BaseModel):
-    "A teaching run: environment, domain and its data, student, teacher, sizes; `gpu` says what of it needs a GPU."
+    "A teaching run: environment, domain and data, student, teacher, sizes; `gpu`: what needs a GPU."
     model_config = ConfigDict(extra='forbid')
     about: str = ''
     env: str = 'skill-tree'
@@ -151,7 +153,7 @@ class RunConfig(BaseModel):
     def proposer(self) -> str: return self.teacher.proposer or ('llm' if self.teacher.llm else 'taxonomy')
     @property
     def discoverer(self) -> str:
-        "Discovery: the benchmark's own skill labels on files; an LLM's on the generator, where there is an LLM."
+        "Discovery: the benchmark's own skill labels on files; an LLM's on the generator, if there is an LLM."
         return self.teacher.discoverer or ('llm' if self.teacher.llm
                                            and self.domain.source == 'generator' else 'oracle')
 
@@ -204,7 +206,7 @@ PATHS = ('student.model', 'domain.val', 'domain.test', 'domain.images', 'teacher
 
 # %% ../../nbs/49_teaching.config.ipynb #9d3a4078
 def _beside(config: RunConfig, root: Path) -> RunConfig:
-    "The config with each relative path that names something beside the config file made absolute (so a run resumes from any folder)."
+    "The config with relative paths to things beside its file made absolute (so it resumes from any folder)."
     changes = {}
     for dotted in PATHS:
         obj = config
@@ -225,7 +227,7 @@ def _value(text: str) -> Any:
     except ValueError: return yaml.safe_load(text)
 
 def override(config: RunConfig, **changes: Any) -> RunConfig:
-    "The config with fields set by dotted path (`'teacher.llm.model'`; a value given as text is read as YAML), validated again."
+    "The config with fields set by dotted path (`'teacher.llm.model'`; text read as YAML), validated again."
     data = config.model_dump(mode='json')
     for path, value in changes.items():
         *parents, last = path.split('.')

@@ -34,11 +34,12 @@ class ProceduralEngine:
 
     @classmethod
     def for_domain(cls, domain: Domain, llm=None) -> ProceduralEngine:
-        "The registry's `engine:procedural` for a setup: the domain's generator, always right (`llm` is not used)."
+        "The registry's `engine:procedural` for a setup: the domain's generator, always right (`llm` unused)."
         return cls(domain)
 
     def _tasks(self, spec: DataSpec, like: Task | None, seed: int) -> list[Task]:
-        "Tasks of the spec's subskill (else skill); a skill or subskill the domain lacks (a discovered one) draws from all, tagged with it."
+        "Tasks of the spec's subskill (else skill); one the domain lacks draws from all tasks, tagged."
+        # e.g. a discovered skill
         subskill = spec.subskill or (like.subskill if like else None)
         skill = None if subskill else spec.skill
         known_sub = subskill in self.domain.subskills

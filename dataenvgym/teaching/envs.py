@@ -214,16 +214,18 @@ def stable_seed(*parts: Any) -> int:
 
 # %% ../../nbs/41_teaching.envs.ipynb #433e5847
 def _fresh_tasks(domain: Domain, subskill: str, n: int, taken: set[str], seed: int) -> list[Task]:
-    "The first `n` distinct tasks of `subskill` whose `domain.key` is not `taken`, from a seeded draw that grows until it has them."
-    for m in ((3 * n + 50) * 2**k for k in range(4)):   # each draw extends the last: same seed, same first tasks
+    "The first `n` distinct tasks of `subskill` whose `domain.key` is not `taken`."
+    # from a seeded draw that grows until it has them
+    # each draw extends the last: same seed, same first tasks
+    for m in ((3 * n + 50) * 2**k for k in range(4)):
         drawn = domain.tasks(m, subskill=subskill, seed=seed)
         fresh = list({domain.key(t): t for t in drawn if domain.key(t) not in taken}.values())[:n]
         if len(fresh) == n: return fresh
-    raise ValueError(f'{subskill} has {len(fresh)} distinct prompts besides the exam in {m} draws, too few for '
-                     f'{n} seed examples; ask for fewer seed or exam tasks of it')
+    raise ValueError(f'{subskill} has {len(fresh)} distinct prompts besides the exam in {m} draws, too few '
+                     f'for {n} seed examples; ask for fewer seed or exam tasks of it')
 
 def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[str, list[Task]]:
-    "Disjoint seed-train, validation and test tasks for an episode (no question, by `domain.key`, in two of them)."
+    "Disjoint seed-train, validation and test tasks of an episode (no `domain.key` question in two of them)."
     k = len(domain.subskills)
     split = domain.splits(0, config.val_per_subskill * k, config.test_per_subskill * k, seed=seed)
     taken, train = {domain.key(t) for t in split['val'] + split['test']}, []
@@ -234,21 +236,24 @@ def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[st
 
 # %% ../../nbs/41_teaching.envs.ipynb #a0aa50d7
 def _grading_problem(domain: Domain, g: Generated) -> str | None:
-    "None if the grader accepts the datum's response, else why not: 'wrong answer', or 'grading failed' if it raised."
+    "None if the grader accepts the datum's response, else why not ('wrong answer', or 'grading failed')."
+    # 'grading failed': the grader raised
     try: return None if domain.grade(g.task, g.datum.response).correct else 'wrong answer'
     except Exception: return 'grading failed'   # one bad datum is rejected; the episode goes on
 
 def _grading_problems(domain: Domain, generated: Sequence[Generated]) -> list[str | None]:
-    "`_grading_problem` of each datum, graded together by `domain.grade_many` (in parallel where the domain can, e.g. code)."
+    "`_grading_problem` of each datum, graded together by `domain.grade_many` (in parallel where it can)."
     try: attempts = domain.grade_many([g.task for g in generated], [g.datum.response for g in generated])
-    except Exception: return [_grading_problem(domain, g) for g in generated]   # one at a time, to find which failed
+    # one at a time, to find which failed
+    except Exception: return [_grading_problem(domain, g) for g in generated]
     return [None if a.correct else 'wrong answer' for a in attempts]
 
 # %% ../../nbs/41_teaching.envs.ipynb #297a15b9
 def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: set[str],
                   known: set[str] = frozenset(),
                   log: list[dict] | None = None) -> tuple[list[Datum], dict[str, int]]:
-    "Keep new data (not in `known` ids) whose response the grader accepts and whose question (`domain.key`) is no exam question; count the rest (each in `log`, if given)."
+    "Keep new data (ids not `known`) the grader accepts and no exam question (`domain.key`); count the rest."
+    # each rejection is also recorded in `log`, if given
     exam = [domain.key(g.task) in exam_prompts for g in generated]
     to_grade = [i for i, g in enumerate(generated) if not exam[i] and g.datum.id not in known]
     problems = dict(zip(to_grade, _grading_problems(domain, [generated[i] for i in to_grade])))
@@ -314,13 +319,13 @@ def _prepare(self: TeachingEnv, seed: int) -> None:
     self.skill_map: SkillMap = self.discoverer.discover(self.val)
 
 def _seed_key(env: TeachingEnv, student: Student, seed: int) -> str:
-    "Cache key of the seed student: its kind and settings (`get_params`), the seed, the training settings and the seed data."
+    "Seed-student cache key: kind and settings (`get_params`), seed, training settings, seed data."
     return stable_id(type(student).__name__, student.get_params(), seed,
                      json.dumps(env.config.seed_fit, sort_keys=True), *[d.id for d in env.seed_data])
 
 # %% ../../nbs/41_teaching.envs.ipynb #d5a008ca
 def _quiet(options: dict[str, Any]) -> dict[str, Any]:
-    "`fit` keyword arguments with the student's own progress bar off (the runner shows progress), unless `options` say."
+    "`fit` keyword arguments: the student's own progress bar off (the runner shows it), unless `options` say."
     return {'progress': False, **options}
 
 # %% ../../nbs/41_teaching.envs.ipynb #e3252265
@@ -430,7 +435,7 @@ def step(self: TeachingEnv, action: BaseModel | dict | str) -> TeachingObservati
 # %% ../../nbs/41_teaching.envs.ipynb #d60568df
 @patch
 def _training_data(self: TeachingEnv, new: list[Datum]) -> list[Datum]:
-    "What the student trains on: the new data and, replayed, the older (all of it, or `replay` examples per new one)."
+    "What the student trains on: new data and, replayed, older data (all, or `replay` examples per new one)."
     if self.config.from_base: new, old = self.data + new, self.seed_data
     else: old = self.seed_data + self.data
     if self.config.replay is None or not new: return old + new
@@ -513,7 +518,8 @@ class SkillListEnv(TeachingEnv):
         return self._check_budget(specs), None
 
     def _skill_specs(self, plan: SkillPlan) -> list[DataSpec]:
-        "Specs for a whole skill: a domain skill by name, or a discovered one through a seeded sample of its validation tasks."
+        "Specs for a whole skill: a domain skill by name, or a discovered one via its validation tasks."
+        # through a seeded sample of them
         if plan.skill in self.domain.skills:
             return [DataSpec(n=plan.n, skill=plan.skill, difficulty=plan.difficulty)]
         members = [t.id for t in self.val if self.skill_map.assignments[t.id] == plan.skill]
@@ -528,7 +534,7 @@ class SkillTreeEnv(TeachingEnv):
     action_type, observation_type, name = SkillTreeAction, SkillTreeObservation, 'skill-tree'
 
     def _initial_forest(self) -> SkillForest:
-        "Every discovered skill with its first subskill (the proposer's first pick when discovery found none)."
+        "Each discovered skill with its first subskill (the proposer's first pick when discovery found none)."
         roots = {s: subs[:1] for s, subs in self.skill_map.skills.items()}
         forest = SkillForest.from_skills({s: [] for s in roots})
         for skill, subs in roots.items():
@@ -554,7 +560,8 @@ class SkillTreeEnv(TeachingEnv):
         return self._check_budget(specs), forest
 
     def _account(self, forest: SkillForest, kept: list[Datum], tasks: dict[str, Task]) -> SkillForest:
-        "Record the new data and the student's accuracy on it (graded as the tasks `tasks` maps their ids to) under each subskill, and the validation accuracy."
+        "Record under each subskill the new data and the student's accuracy on it, and validation accuracy."
+        # each datum graded as the task `tasks` maps its id to
         by_sub: dict[tuple[str, str], list[Datum]] = {}
         for d in kept: by_sub.setdefault((d.skill, d.subskill), []).append(d)
         for (skill, sub), data in by_sub.items():

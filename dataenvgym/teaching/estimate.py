@@ -44,7 +44,8 @@ PAPER_SIZES = {'math': (350, 5000), 'livecodebench': (111, 400), 'mnms': (683, 8
 def _sizes(
     config: RunConfig, domain: Domain | None = None, read: bool = True
 ) -> tuple[int, int, int, int, bool]:
-    "Validation and test tasks, skills, prompt tokens per validation task, and whether the files were read (else the paper's sizes)."
+    "Validation and test tasks, skills, prompt tokens per validation task, whether files were read."
+    # not read: the paper's sizes
     d = config.domain
     # not there yet: the paper's sizes, MATH prompts
     if d.source == 'files' and domain is None and (not read or missing_files(d)):
@@ -67,7 +68,8 @@ def _sizes(
 
 # %% ../../nbs/52_teaching.estimate.ipynb #771fc298
 def estimate(config: RunConfig, domain: Domain | None = None, read: bool = True) -> Estimate:
-    "Count the LLM calls, tokens, fits and evaluations `config`'s run will make (over `domain`, if built; `read` False: the paper's sizes)."
+    "Count LLM calls, tokens, fits, evaluations of `config`'s run (over `domain` if built)."
+    # `read` False: the paper's sizes
     p = lookup('preset', preset_name(config.preset, config.domain.name)).config
     iters, budget = config.iterations or p.iterations, config.budget or p.budget
     n_val, n_test, skills, per_task, read = _sizes(config, domain, read)

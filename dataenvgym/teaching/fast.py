@@ -28,7 +28,7 @@ GRADES = ('answer_prob', 'accuracy')
 
 # %% ../../nbs/53_teaching.fast.ipynb #8a16182b
 class GroupStep:
-    "One SKILL-LIST step for a group of plans from the same seed student: the students trained as one batched model, common random numbers."
+    "A SKILL-LIST step for plans from one seed student: students as one batched model, common randomness."
     def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1,
                  grade: Literal['answer_prob', 'accuracy'] = 'answer_prob', keep_seeds: int = 32):
         if grade not in GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(GRADES)}')
@@ -46,7 +46,8 @@ class GroupStep:
         return grades(weights, self.val).float().mean(1)
 
     def start(self, seed: int) -> float:
-        "Reset the environment to `seed` and return the seed student's validation grade (teacher forced); the resets of the last `keep_seeds` seeds are kept, not redone."
+        "Reset to `seed`, return the seed student's validation grade (teacher forced)."
+        # the resets of the last `keep_seeds` seeds are kept, not redone
         if self.seed == seed: return self.base
         if seed in self._starts:                 # a group's play changes neither the env nor its seed student
             kept = self._starts.pop(seed)
@@ -68,7 +69,7 @@ class GroupStep:
 
 # %% ../../nbs/53_teaching.fast.ipynb #2737bf9d
 def _plan_data(self: GroupStep, plan: str, stream: int = 0) -> list[Datum] | str:
-    "What the student trains on for `plan` (as `TeachingEnv.step` makes it), or why the environment refuses it."
+    "What the student trains on for `plan` (as `TeachingEnv.step` makes it), or why the env refuses it."
     env, seed = self.env, self.seed
     try: specs, _ = env._specs(env._parse(plan_action(plan, self.budget)))
     except (ValidationError, ValueError) as e: return f'Invalid action: {e}'
@@ -82,7 +83,8 @@ GroupStep._plan_data = _plan_data
 
 # %% ../../nbs/53_teaching.fast.ipynb #04ebdf17
 def play(self: GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> list[dict]:
-    "Each plan's step from `seed`'s student, all at once: `reward` (the gain of the validation grade, or the penalty if refused), `played`, `error`."
+    "Each plan's step from `seed`'s student at once: `reward` (gain, or penalty), `played`, `error`."
+    # gain: of the validation grade; penalty: if refused
     base, t0 = self.start(seed), time.perf_counter()
     data = [self._plan_data(p, stream) for p in plans]
     taken = [d for d in data if not isinstance(d, str)]
@@ -102,7 +104,7 @@ GroupStep.play = play
 
 # %% ../../nbs/53_teaching.fast.ipynb #f584fe7e
 class FastPlanRollouts(PlanRollouts):
-    "`PlanRollouts` whose plans are played a group at a time by a `GroupStep` (one batched retraining per seed)."
+    "`PlanRollouts` playing plans a group at a time by a `GroupStep` (one batched retraining per seed)."
     def __init__(self, env: TeachingEnv, seeds: Sequence[int], fit: dict | None = None,
                  grade: str = 'answer_prob', **kwargs):
         super().__init__(env, seeds, **kwargs)

@@ -172,7 +172,7 @@ def usage_table(rows: Sequence[Usage], prices: dict[str, tuple[float, float]] | 
 
 # %% ../../nbs/44_teaching.llm.ipynb #78586a65
 class LLM:
-    "Structured calls to an OpenAI-compatible model, with an optional record/replay `cache` and a shared `meter`."
+    "Structured calls to an OpenAI-compatible model, optional record/replay `cache` and a shared `meter`."
     def __init__(self, config: LLMConfig, cache: CallCache | None = None, meter: Meter | None = None):
         self.config, self.cache, self.meter, self._client = config, cache, meter or Meter(), None
 
@@ -265,7 +265,7 @@ def completion_body(request: dict, reply: Reply, n: int) -> dict:
 
 # %% ../../nbs/44_teaching.llm.ipynb #4e0a7aee
 class ScriptedServer:
-    "A chat-completions server on 127.0.0.1 answering from `script` (a list of replies, or a function of the request)."
+    "A chat-completions server on 127.0.0.1 answering from `script` (a list of replies or a request → reply)."
     def __init__(self, script: Sequence[Reply] | Callable[[dict], Reply]):
         self.script, self.requests, self._i = script, [], 0
         server = self

@@ -62,7 +62,8 @@ def _need_llm(what: str, llm: LLM | None) -> LLM:
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #002d9643
 class LLMEngine:
-    "Data for `DataSpec`s written by an LLM and checked by the domain (`check_llm_item`), free-form math by agreement; rejections counted."
+    "Data for `DataSpec`s by an LLM, checked by the domain (`check_llm_item`; free-form math by agreement)."
+    # rejections are counted
     module = 'engine'
     def __init__(self, llm: LLM, domain: Domain, rounds: int = 3, n_examples: int = 3, samples: int = 2,
                  agree: int = 1,
@@ -91,7 +92,8 @@ class LLMEngine:
 
     def _style(self, spec: DataSpec, like: Task | None, seed: int,
                examples: dict[str, Task] | None = None) -> list[Task]:
-        "Example tasks that show the format: the task to imitate, the domain's own tasks of the subskill or skill, or validation tasks of a discovered skill."
+        "Example tasks showing the format: the task to imitate, or the domain's of the subskill or skill."
+        # for a discovered skill: its validation tasks
         if like: return [like]
         if spec.subskill in self.domain.subskills:
             return self.domain.tasks(self.n_examples, subskill=spec.subskill,
@@ -137,7 +139,7 @@ def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[
 # %% ../../nbs/46_teaching.llm_modules.ipynb #f926fd26
 @patch
 def _answers(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[Generated]:
-    "Data for a spec the domain's `solve` can check: (prompt, answer) items, the reference answer re-derived by `solve`."
+    "Data for a spec `solve` checks: (prompt, answer) items, the reference answer re-derived by `solve`."
     skill = spec.skill or (like.skill if like else 'unknown')
     sub, out = spec.subskill or (like.subskill if like else ''), []
     for it in self._ask(spec, like, seed):
@@ -170,7 +172,8 @@ def _reasons(counts: dict[str, int]) -> str: return ', '.join(f'{k} {v}' for k, 
 @patch
 def generate(self: LLMEngine, specs: Sequence[DataSpec],
              examples: dict[str, Task], seed: int) -> list[Generated]:
-    "Data for `specs` (`like` names a task in `examples`), refusals counted in `rejected`; a batch refused whole is asked again `retries` times with the reasons, then given up (`skipped` says why)."
+    "Data for `specs` (`like` names a task in `examples`), refusals counted in `rejected`."
+    # a batch refused whole is asked again `retries` times with reasons, then given up (`skipped` says why)
     self.rejected, self.rejected_items, self.feedback, self.skipped = {}, [], '', None
     for attempt in range(self.retries + 1):
         out = self._batch(specs, examples, seed)
@@ -209,7 +212,8 @@ class Solutions(BaseModel):
     "Independent solutions, by problem index."
     solutions: list[Solution]
 
-SOLVE_PROMPT = '''Solve each numbered problem on your own (attempt {k}). For each give a short worked solution ending in
+SOLVE_PROMPT = '''\
+Solve each numbered problem on your own (attempt {k}). For each give a short worked solution ending in
 "The final answer is X." and the final answer X alone.
 {problems}'''
 
@@ -232,7 +236,7 @@ def _task_lines(tasks: Sequence[Task]) -> str:
 # %% ../../nbs/46_teaching.llm_modules.ipynb #625fe709
 @patch
 def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Task]) -> list[Generated]:
-    "Exactly `spec.n` data (fewer if `rounds` replies run short) of the domain's item, each kept only if the domain's check accepts it."
+    "Exactly `spec.n` data (fewer if `rounds` replies run short) of the domain's item, passing its check."
     skill, sub = spec.skill or (like.skill
                                 if like else 'unknown'), spec.subskill or (like.subskill if like else '')
     level, schema, got, refused = (
@@ -273,7 +277,8 @@ def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Tas
 # %% ../../nbs/46_teaching.llm_modules.ipynb #f677f379
 @patch
 def _agreed(self: LLMEngine, pairs: list[tuple[Task, str]]) -> list[tuple[Task, str]]:
-    "The pairs whose task needs no agreement, and those of the rest that at least `agree` of `samples` independent solutions reach."
+    "Pairs whose task needs no agreement, and the rest's reached by at least `agree` of `samples` solutions."
+    # the `samples` solutions are independent
     todo = [i for i, (t, _) in enumerate(pairs) if t.metadata.get('needs_agreement')]
     votes = dict.fromkeys(todo, 0)
     for k in range(self.samples if todo else 0):
@@ -297,7 +302,8 @@ class SubskillNames(BaseModel):
     names: list[str]
 
 PROPOSER_PROMPT = '''A student is learning the skill "{skill}". Its subskills so far: {present}.
-Name up to {k} further subskills of "{skill}" a student should practise, as short snake_case names, none of the above.'''
+Name up to {k} further subskills of "{skill}" a student should practise, \
+as short snake_case names, none of the above.'''
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #b795e3c8
 class LLMProposer:
@@ -323,12 +329,14 @@ class LLMProposer:
         return self._memo[(skill, present)][:n]
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #683a7281
-POLICY_PROMPT = '''You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
+POLICY_PROMPT = '''\
+You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
 Skill forest (alloc = examples generated per iteration for the subskill; acc = student accuracy on that data):
 {tree}
 Skills that can get new subskills (explore): {explorable}.
 Budget: the allocations after your decisions may total at most {budget} examples.
-Decide: explore (add subskills under a skill, with an allocation each) and/or exploit (change allocations by deltas).
+Decide: explore (add subskills under a skill, with an allocation each) \
+and/or exploit (change allocations by deltas).
 Spend the budget where the student is weak but can still improve.
 Observation (JSON): {observation}'''
 
@@ -347,7 +355,7 @@ def planned_total(forest: SkillForest, action: SkillTreeAction) -> int:
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #9e8d51c5
 class LLMPolicy:
-    "What the LLM policies share: the `LLM`, `fixes` corrections of a plan over the budget, and the registry's constructor."
+    "What LLM policies share: the `LLM`, `fixes` corrections of plans over budget, registry constructor."
     name, module = 'llm', 'policy'
     def __init__(self, llm: LLM, fixes: int = 1): self.llm, self.fixes = llm, fixes
     def __repr__(self): return f'{type(self).__name__}({self.llm!r})'
@@ -382,19 +390,23 @@ class LLMTreePolicy(LLMPolicy):
                        f'{obs.budget}, after {self.fixes} correction(s)')
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #95bc1cde
-LIST_PROMPT = '''You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
+LIST_PROMPT = '''\
+You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
 Accuracy per skill: {per_skill}
 Failed validation tasks by skill (id: prompt -> student's answer; right answer):
 {errors}
-Plan the next training data: for each skill to practise, how many examples (n), optionally a difficulty (1-3) and the
+Plan the next training data: for each skill to practise, how many examples (n), \
+optionally a difficulty (1-3) and the
 ids of failed tasks to imitate (like). The plans may total at most {budget} examples.
 Observation (JSON): {observation}'''
 
-OPEN_PROMPT = '''You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
+OPEN_PROMPT = '''\
+You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
 Skills: {skills}
 Failed validation tasks (id: prompt -> student's answer; right answer):
 {failures}
-Write data specs: each asks for n examples, of a skill or like one failed task (its id in like), with a note on what to
+Write data specs: each asks for n examples, of a skill or like one failed task (its id in like), \
+with a note on what to
 practise. The specs may total at most {budget} examples.
 Observation (JSON): {observation}'''
 
@@ -407,7 +419,7 @@ def _failure_lines(failures: Sequence[Failure], limit: int = 20) -> str:
 def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Callable[[BaseModel], int],
                       budget: int,
                       module: str = 'policy', fixes: int = 1) -> BaseModel:
-    "An action from `llm` whose `total` is within `budget`: one over it is sent back with the numbers, `fixes` times."
+    "An action from `llm` with `total` within `budget`: one over is sent back with numbers, `fixes` times."
     messages = [{'role': 'user', 'content': prompt}]
     for _ in range(fixes + 1):
         action = llm.ask(schema, messages, module=module)
@@ -443,7 +455,7 @@ class LLMOpenPolicy(LLMPolicy):
 
     @classmethod
     def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMOpenPolicy:
-        "The registry's `policy:open-ended/llm` for a setup: the domain's skills may be named, or failures imitated."
+        "The registry's `policy:open-ended/llm` for a setup: domain skills may be named, failures imitated."
         return cls(_need_llm('the LLM policy', llm), list(domain.skills) if domain is not None else [])
 
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
@@ -478,7 +490,8 @@ class Categories(BaseModel):
 LABEL_PROMPT = '''For each numbered problem, name the one skill it tests, as a short snake_case label.
 {tasks}'''
 
-GROUP_PROMPT = '''Group these skill labels into at most {k} mutually exclusive categories (every label in exactly one;
+GROUP_PROMPT = '''\
+Group these skill labels into at most {k} mutually exclusive categories (every label in exactly one;
 name each category in snake_case and describe it in one sentence):
 {labels}'''
 
@@ -507,7 +520,7 @@ class LLMDiscoverer:
 
     @classmethod
     def for_domain(cls, domain: Domain | None = None, llm: LLM | None = None) -> LLMDiscoverer:
-        "The registry's `discoverer:llm` for a setup (no checkpoints; build one with `checkpoint_dir` to keep them)."
+        "The registry's `discoverer:llm` for a setup (no checkpoints; build with `checkpoint_dir` for them)."
         return cls(_need_llm('LLM skill discovery', llm))
 
     def _stage(self, name: str, tasks: Sequence[Task], run):
@@ -523,7 +536,7 @@ class LLMDiscoverer:
 @patch
 def _per_task(self: LLMDiscoverer, tasks: Sequence[Task], template: str,
               valid: set[str] | None = None, **fmt) -> list[str]:
-    "One label per task, asked in batches; tasks left without a (valid) label are asked again, up to `rounds`."
+    "One label per task, asked in batches; tasks left without a valid label are asked again, up to `rounds`."
     out: dict[int, str] = {}
     for _ in range(self.rounds):
         todo = [i for i in range(len(tasks)) if i not in out]

@@ -23,7 +23,8 @@ __all__ = ['teachability', 'allocate', 'skill_histories', 'uniform_counts', 'Pol
            'tree_action', 'SkillTreeTeacher', 'SkillTreeRandom', 'FixedPlan', 'FixedTreePlan']
 
 # %% ../../nbs/43_teaching.policies.ipynb #f8ee3061
-def teachability(history: Sequence[float], floor: float = 0.05, mastered: float = 0.95, ramp: float = 0.25) -> float:
+def teachability(history: Sequence[float], floor: float = 0.05,
+                 mastered: float = 0.95, ramp: float = 0.25) -> float:
     "How much a skill with this validation-accuracy history stands to gain from more data."
     a = history[-1]
     if a >= mastered: return floor
@@ -51,7 +52,7 @@ def uniform_counts(keys: Sequence[str], budget: int, rng: random.Random) -> dict
 
 # %% ../../nbs/43_teaching.policies.ipynb #9df95c7a
 class Policy:
-    "Base for policies: `__call__(observation) -> action`; `rng(obs)` gives the seeded randomness for that step."
+    "Base for policies: `__call__(observation) -> action`; `rng(obs)` gives that step's seeded randomness."
     name = 'policy'
     def rng(self, obs: TeachingObservation) -> random.Random:
         return random.Random(stable_seed(obs.seed, obs.iteration, self.name))
@@ -59,7 +60,7 @@ class Policy:
 
     @classmethod
     def for_domain(cls, domain: Domain | None = None, llm=None) -> Policy:
-        "The registry's entry for this policy: built for a setup's domain and LLM (most policies need neither)."
+        "The registry's entry for this policy: built for a setup's domain and LLM (most need neither)."
         return cls()
 
 # %% ../../nbs/43_teaching.policies.ipynb #12e175a7
@@ -68,7 +69,7 @@ def _plans(counts: dict[str, int], likes: dict[str, list[str]] | None = None) ->
                                   n in counts.items() if n])
 
 class SkillListTeacher(Policy):
-    "SKILL-LIST with state: budget by `teachability` of each skill's validation history, made like the skill's failures."
+    "SKILL-LIST with state: budget by `teachability` of skills' validation history, made like their failures."
     name = 'with-state'
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
         likes = {s: [f.task_id for f in fs] for s, fs in obs.errors_by_skill.items()}
@@ -90,12 +91,12 @@ class SkillListRandom(Policy):
 
 # %% ../../nbs/43_teaching.policies.ipynb #7af8a7e6
 def sample_skills(per_skill: dict[str, float], k: int, rng: random.Random, below: float = 0.95) -> list[str]:
-    "Up to `k` skills drawn at random among those with accuracy below `below` (all skills if every one is above)."
+    "Up to `k` random skills among those with accuracy below `below` (all skills if every one is above)."
     weak = sorted(s for s, a in per_skill.items() if a < below) or sorted(per_skill)
     return sorted(rng.sample(weak, min(k, len(weak))))
 
 class SampledSkillListTeacher(Policy):
-    "SKILL-LIST with state for many skills: `k` random skills below `below` accuracy, the budget split evenly, made like their failures."
+    "SKILL-LIST with state, many skills: `k` random skills below `below`, even budget, like their failures."
     name = 'sampled'
     def __init__(self, k: int = 4, below: float = 0.95): self.k, self.below = k, below
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
@@ -106,7 +107,8 @@ class SampledSkillListTeacher(Policy):
 
 # %% ../../nbs/43_teaching.policies.ipynb #b2a3b466
 def _skill_spec(n: int, skill: str, known: Sequence[str] | None) -> DataSpec:
-    "A spec for `n` examples of `skill`: by name if the domain has it (or no list is known), else described in the note (a discovered skill)."
+    "A spec for `n` examples of `skill`: by name if the domain has it (or no list is known), else a note."
+    # the note describes it: a discovered skill
     return (
         DataSpec(n=n, skill=skill)
         if known is None or skill in known
@@ -115,7 +117,7 @@ def _skill_spec(n: int, skill: str, known: Sequence[str] | None) -> DataSpec:
 
 # %% ../../nbs/43_teaching.policies.ipynb #32f8860b
 class OpenEndedTeacher(Policy):
-    "OPEN-ENDED with state: budget by skill `teachability`, each skill's share made like its failures (error-driven)."
+    "OPEN-ENDED with state: budget by skill `teachability`, each skill's share made like its failures."
     name = 'with-state'
     def __init__(self, skills: Sequence[str] | None = None):
         self.skills = None if skills is None else list(skills)
@@ -137,7 +139,8 @@ class OpenEndedTeacher(Policy):
 
 # %% ../../nbs/43_teaching.policies.ipynb #e1da041c
 class OpenEndedRandom(Policy):
-    "OPEN-ENDED without state: the budget uniformly at random over the skills (the domain's, or discovery's), blind to the failures."
+    "OPEN-ENDED without state: budget uniformly at random over the skills (domain's or discovered)."
+    # blind to the failures
     name = 'no-state'
     def __init__(self, skills: Sequence[str]): self.skills = sorted(skills)
     @classmethod
@@ -150,7 +153,7 @@ class OpenEndedRandom(Policy):
 # %% ../../nbs/43_teaching.policies.ipynb #02cb9d0f
 def tree_action(obs: SkillTreeObservation, targets: dict[str, dict[str, int]],
                 new: dict[str, tuple[int, int]]) -> SkillTreeAction:
-    "Decisions that move the forest's allocations to `targets` and explore `new[skill] = (n subskills, allocation each)`."
+    "Decisions moving allocations to `targets`, exploring `new[skill] = (n subskills, allocation each)`."
     current = obs.forest.allocations()
     decisions = [Explore(skill=s, n=k, allocation=a) for s, (k, a) in new.items() if k]
     for skill, subs in targets.items():
@@ -159,12 +162,12 @@ def tree_action(obs: SkillTreeObservation, targets: dict[str, dict[str, int]],
     return SkillTreeAction(decisions=decisions)
 
 def _subskill_weight(acc: float | None) -> float:
-    "Within a skill: untried subskills are promising; tried ones are scored by the student's accuracy on their data."
+    "Within a skill: untried subskills are promising; tried ones scored by the student's accuracy on them."
     return teachability([0.5]) if acc is None else teachability([acc])
 
 # %% ../../nbs/43_teaching.policies.ipynb #99607628
 class SkillTreeTeacher(Policy):
-    "SKILL-TREE with state: explore every skill that can grow, then allocate by skill `teachability` and subskill accuracy."
+    "SKILL-TREE with state: explore growable skills, allocate by skill `teachability`, subskill accuracy."
     name = 'with-state'
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
         forest, hist = obs.forest, skill_histories(obs)
@@ -193,7 +196,7 @@ def _fit_budget(obs, targets, new) -> SkillTreeAction:
 
 # %% ../../nbs/43_teaching.policies.ipynb #bc6a6669
 class SkillTreeRandom(Policy):
-    "SKILL-TREE without state: explore every skill once, blindly; spread the budget uniformly at random over subskills."
+    "SKILL-TREE without state: explore each skill once, blindly; budget uniformly at random over subskills."
     name = 'no-state'
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
         rng, forest = self.rng(obs), obs.forest
@@ -218,7 +221,7 @@ class FixedPlan(Policy):
 
 # %% ../../nbs/43_teaching.policies.ipynb #b5b85644
 class FixedTreePlan(Policy):
-    "SKILL-TREE without state: the budget over subskills in fixed proportions `weights`, exploring them in order."
+    "SKILL-TREE without state: budget over subskills in fixed proportions `weights`, exploring them in order."
     name = 'fixed'
     def __init__(self, weights: dict[str, float], taxonomy: dict[str, list[str]]):
         known = {sub for subs in taxonomy.values() for sub in subs}

@@ -43,7 +43,7 @@ class Preset(BaseModel):
         return cls() if self.subskills is None else cls(self.subskills)
 
     def make_student(self, domain: Domain) -> Callable[[int], Student]:
-        "A function from seed to a fresh student of the preset's kind: the domain's settings, and the preset's over them."
+        "A function seed → fresh student of the preset's kind: the domain's settings, the preset's over them."
         cls, settings = lookup('student', self.student), {**domain.student_settings, **self.settings}
         return lambda seed: cls(seed=seed, **settings)
 
@@ -115,7 +115,7 @@ PRESETS: dict[str, Preset] = {
 
 # %% ../../nbs/47_teaching.presets.ipynb #c62c2a71
 def preset_name(preset: str, domain: str | None = None) -> str:
-    "The registry key of `preset` for `domain` (`tiny` of tools is `tools/tiny`); with no domain, a full key or math's."
+    "Registry key of `preset` for `domain` (tools' `tiny` is `tools/tiny`); no domain: a full key or math's."
     if domain is None: domain = lookup('preset', preset).domain if '/' in preset else 'math'
     if domain not in registered('domain'):
         raise ValueError(f'Unknown domain {domain!r}; valid domain names: {", ".join(registered("domain"))}')
@@ -131,7 +131,7 @@ def _label(part: Any) -> str:
     return part if isinstance(part, str) else getattr(part, '__qualname__', type(part).__qualname__)
 
 def _preset(preset: str | Preset | None, domain: str | Domain | None) -> tuple[str | None, Preset]:
-    "The preset's registry key (None for a `Preset` object) and the preset; a domain object with no preset gets the defaults."
+    "The preset's registry key (None for a `Preset`) and the preset; a domain with no preset gets defaults."
     if isinstance(preset, Preset): return None, preset
     if domain is None or isinstance(domain, str): key = preset_name(preset or 'embedded', domain)
     elif preset is None: return None, Preset(domain=domain.name)
@@ -141,13 +141,13 @@ def _preset(preset: str | Preset | None, domain: str | Domain | None) -> tuple[s
 # %% ../../nbs/47_teaching.presets.ipynb #92f26fa5
 def _students(student: str | Callable[[int], Student] | None,
               p: Preset, domain: Domain) -> tuple[str, Callable[[int], Student]]:
-    "The student's label and factory: the preset's, a registered name (with the domain's settings), or a function seed → student."
+    "The student's label and factory: the preset's, a registered name (domain settings), or seed → student."
     if callable(student): return _label(student), student
     if student is None or student == p.student: return p.student, p.make_student(domain)
     return student, Preset(student=student).make_student(domain)
 
 def _part(kind: str, given: Any, default: str, domain: Domain, llm: LLM | None) -> tuple[str, Any]:
-    "A part's label and the part: given by registered name (built for the domain and LLM) or as an object, or the default."
+    "A part's label and the part: by registered name (built for domain and LLM), as an object, or default."
     spec = default if given is None else given
     return _label(spec), make(f'{kind}:{spec}', domain=domain, llm=llm) if isinstance(spec, str) else spec
 
@@ -169,7 +169,8 @@ def make_env(name: str, *, preset: str | Preset | None = None, domain: str | Dom
              discoverer: Any = None, llm: LLM | None = None, reward: Rubric | None = None,
              seed_cache: str | Path | None = None,
              initial_allocation: int | None = None, **overrides) -> TeachingEnv:
-    "The environment `name` from a preset, any part given by registered name or as an object; `overrides` are `TeachingConfig` fields."
+    "Environment `name` from a preset, parts by registered name or object."
+    # `overrides` are `TeachingConfig` fields
     cls = lookup('env', name)
     key, p = _preset(preset, domain)
     config = _config(name, p.config, overrides)
@@ -191,7 +192,7 @@ def make_env(name: str, *, preset: str | Preset | None = None, domain: str | Dom
 def teaching_setup(env: str, policy: str = 'with-state', preset: str = 'embedded', domain: str = 'math', *,
                    iterations: int | None = None,
                    llm: LLM | None = None, **parts) -> tuple[TeachingEnv, Policy]:
-    "An environment from `domain`'s `preset` (`registry.make`) and the registered `policy` of that environment."
+    "An environment from `domain`'s `preset` (`registry.make`) and the registered `policy` of it."
     e = make(env, preset=preset, domain=domain, llm=llm, **parts,
              **({} if iterations is None else {'iterations': iterations}))
     return e, make(f'policy:{env}/{policy}', domain=e.domain, llm=llm)
@@ -199,6 +200,7 @@ def teaching_setup(env: str, policy: str = 'with-state', preset: str = 'embedded
 def llm_setup(env: str, llm: LLM, policy: str = 'llm', preset: str = 'tiny', *, domain: str = 'math',
               discover: bool = True,
               checkpoint_dir: str | Path | None = None, **kwargs) -> tuple[TeachingEnv, Policy]:
-    "`teaching_setup` with the LLM engine, proposer and (`discover`) skill discovery checkpointed in `checkpoint_dir`; the LLM policy by default."
+    "`teaching_setup` with LLM engine, proposer and (`discover`) discovery checkpointed in `checkpoint_dir`."
+    # the policy defaults to the LLM policy
     discoverer = LLMDiscoverer(llm, checkpoint_dir=checkpoint_dir) if discover else 'oracle'
     return teaching_setup(env, policy, preset, domain, llm=llm, discoverer=discoverer, **kwargs)

@@ -120,7 +120,7 @@ def run_episode(
     meter: Meter | None = None,
     prices: dict[str, tuple[float, float]] | None = None
 ) -> EpisodeResult | None:
-    "Run (or continue) a teaching episode, saving each iteration under `out_dir`; `stop_after` k iterations returns None."
+    "Run (or continue) a teaching episode, saving iterations in `out_dir`; `stop_after` k: returns None."
     meter = meter or Meter()     # the LLM modules' meter, if any: its iteration follows the episode's
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     meta = {'env': env.name, 'policy': getattr(policy, 'name', type(policy).__name__), 'seed': seed,
@@ -179,7 +179,7 @@ def _record_rejections(out: Path, iteration: int, items: list[dict]) -> None:
 # %% ../../nbs/45_teaching.runner.ipynb #c8903b12
 def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, usage: list[Usage] = (),
            prices: dict[str, tuple[float, float]] | None = None) -> EpisodeResult:
-    "Pick the best iteration on validation, test it, iteration 0 and the last once, and write the result, summary and figure."
+    "Pick the best iteration on validation; test it, iteration 0, the last; write result, summary and figure."
     history = env.state.history
     best = max(range(len(history)), key=lambda i: (history[i], -i))
     def test(i: int) -> EvalReport:
@@ -206,7 +206,7 @@ def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, us
 def _points(gain: float) -> str: return f'{100 * gain:+.1f} points'
 
 def result_lines(result: EpisodeResult) -> list[str]:
-    "The test result in plain words: the start, the best iteration on validation (or that none beat the start), the last."
+    "The test result in words: the start, the best iteration on validation (or none beat start), the last."
     start = f'Test accuracy at the start (iteration 0): {result.test_accuracy_initial:.1%}.'
     if result.best_iteration == 0:
         best = 'No iteration beat the start on validation, so the best is the start itself.'
@@ -222,7 +222,7 @@ def result_lines(result: EpisodeResult) -> list[str]:
 
 # %% ../../nbs/45_teaching.runner.ipynb #b1b97b0d
 def summary_table(result: EpisodeResult, prices: dict[str, tuple[float, float]] | None = None) -> str:
-    "A markdown table of the episode: one row per iteration, the test result, and the LLM modules' tokens and cost if any."
+    "A markdown table of the episode: row per iteration, test result, LLM modules' tokens and cost if any."
     rows = ['| iteration | data | val accuracy | gain (points) | rejected | seconds |',
             '|---:|---:|---:|---:|:---|---:|']
     rows += [f'| {l.iteration}{" ★" if l.iteration == result.best_iteration else ""} | {l.n_data} | '

@@ -83,7 +83,7 @@ class TeachingServerEnv(Environment):
 # %% ../../nbs/55_teaching.serve.ipynb #258b6d84
 def make_server(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4,
                 idle_s: float = 600.0, settings: Optional[Settings] = None) -> SessionServer:
-    "The session server of `TeachingServerEnv(kind, preset)` environments (`settings`, if given, say the rest)."
+    "The session server of `TeachingServerEnv(kind, preset)` environments (`settings`, if given, the rest)."
     if kind not in WIRE: raise ValueError(f'unknown teaching environment {kind!r}; valid: {", ".join(WIRE)}')
     # an unknown preset fails here, not in the first session
     registry.lookup('preset', preset)
@@ -114,13 +114,13 @@ def make_app(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent
 
 # %% ../../nbs/55_teaching.serve.ipynb #1b032274
 def default_app(settings: Optional[Settings] = None):
-    "The app of `DATAENVGYM_TEACHING_ENV` and `..._PRESET` with `settings` (default: the environment variables')."
+    "The app of `DATAENVGYM_TEACHING_ENV` and `..._PRESET` with `settings` (default: the environment's)."
     return make_app(os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
                     os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'),
                     settings=settings or settings_from_env(Settings(capacity=4)))
 
 def __getattr__(name: str):
-    "The module attribute `app`: `default_app()`, built on first access (`uvicorn dataenvgym.teaching.serve:app`)."
+    "Module attribute `app`: `default_app()`, built on first use (`uvicorn dataenvgym.teaching.serve:app`)."
     if name != 'app': raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
     globals()['app'] = app = default_app()
     return app

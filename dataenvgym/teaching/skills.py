@@ -30,7 +30,7 @@ def _check_keys(nodes: Mapping[str, SubskillNode | SkillNode], what: str) -> Non
         if key != node.name: raise ValueError(f'{what} {key!r} holds a node named {node.name!r}')
 
 class SubskillNode(Record):
-    "A subskill: examples to generate for it each iteration, the ids of the data made for it, the student's accuracy on that data."
+    "A subskill: examples to make per iteration, the ids of its data, the student's accuracy on that data."
     name: str = Field(min_length=1)
     allocation: int = Field(0, ge=0)
     data_ids: list[str] = Field(default_factory=list)
@@ -57,7 +57,7 @@ def _check_new_names(names: Sequence[str], existing: Sequence[str], where: str) 
 
 # %% ../../nbs/40_teaching.skills.ipynb #d5cf6d1a
 class SkillForest(Record):
-    "Skills → subskills with data allocations: the state of the SKILL-TREE environment. Operations return a new forest."
+    "Skills → subskills with data allocations: the SKILL-TREE environment's state. Operations return copies."
     skills: dict[str, SkillNode] = Field(default_factory=dict)
 
     @model_validator(mode='after')
@@ -252,18 +252,18 @@ class TaxonomyProposer:
 
 # %% ../../nbs/40_teaching.skills.ipynb #5d6c3683
 class SkillMap(Record):
-    "Discovered skills (skill → subskills), the skill of each task by id, a description per skill, and `assign` for new tasks."
+    "Discovered skills (skill → subskills), each task's skill by id, skill descriptions; `assign` for new."
     skills: dict[str, list[str]]
     assignments: dict[str, str]
     descriptions: dict[str, str] = Field(default_factory=dict)
     _predict: Callable[[Sequence[Task]], list[str]] | None = PrivateAttr(None)
 
     def __eq__(self, other: object) -> bool:
-        "Equal when the discovered skills, assignments and descriptions are (pydantic would also compare `_predict`)."
+        "Equal when discovered skills, assignments and descriptions are (pydantic would compare `_predict`)."
         return isinstance(other, SkillMap) and self.model_dump() == other.model_dump()
 
     def assign(self, tasks: Sequence[Task]) -> list[str]:
-        "The skill of each task, by the discoverer that made this map (a loaded map knows only its own tasks)."
+        "Each task's skill, by the discoverer that made this map (a loaded map knows only its own tasks)."
         if self._predict is not None: return self._predict(tasks)
         unknown = [t.id for t in tasks if t.id not in self.assignments]
         if unknown: raise ValueError(f'{len(unknown)} tasks (e.g. {unknown[0]!r}) were not discovered and '
@@ -331,7 +331,8 @@ def prompt_vectorizer():
 
 # %% ../../nbs/40_teaching.skills.ipynb #9eecf391
 def top_terms(centres: np.ndarray, terms: Sequence[str], k: int = 3, pool: int = 8) -> list[list[str]]:
-    "For each cluster centre, up to `k` distinct terms from its `pool` most distinctive, longer terms absorbing their parts."
+    "Per cluster centre, up to `k` distinct terms of its `pool`, most distinctive first."
+    # longer terms absorb their parts
     out = []
     for centre in centres - centres.mean(axis=0):
         chosen: list[str] = []
@@ -343,7 +344,7 @@ def top_terms(centres: np.ndarray, terms: Sequence[str], k: int = 3, pool: int =
 
 # %% ../../nbs/40_teaching.skills.ipynb #62f2c95c
 class ClusterDiscoverer:
-    "Skills as k-means clusters of TF-IDF vectors of the tasks' digit-masked prompts; deterministic for a seed."
+    "Skills as k-means clusters of TF-IDF vectors of the tasks' digit-masked prompts; deterministic per seed."
     def __init__(self, n_skills: int, seed: int = 0):
         if n_skills < 1: raise ValueError(f'n_skills must be >= 1, got {n_skills}')
         self.n_skills, self.seed = n_skills, seed

@@ -111,7 +111,7 @@ def make_spec(**fields) -> SweepSpec:
 
 # %% ../../nbs/56_teaching.sweep.ipynb #e694e3c1
 def load_spec(path: str | Path | None = None, **overrides) -> SweepSpec:
-    "The sweep in the YAML or JSON file `path` (or the defaults), with `overrides` (None values ignored) over it."
+    "The sweep in YAML or JSON file `path` (or defaults), with `overrides` (None values ignored) over it."
     fields: dict[str, Any] = {}
     if path is not None:
         fields = yaml.safe_load(Path(path).read_text()) or {}
@@ -136,7 +136,7 @@ def _ray_node() -> str | None:
 
 # %% ../../nbs/56_teaching.sweep.ipynb #056bf41f
 def setup(ep: Episode, out: str | Path, iterations: int | None = None):
-    "The environment and policy of `ep` from the registry (as `teaching_setup` builds them), with the sweep's seed-student cache."
+    "Environment and policy of `ep` from the registry (as `teaching_setup`), with the seed-student cache."
     env = make(ep.env, preset=ep.preset, seed_cache=Path(out) / 'seed-students',
                **({} if iterations is None else {'iterations': iterations}))
     return env, make(f'policy:{ep.env}/{ep.policy}', domain=env.domain, llm=None)
@@ -173,7 +173,7 @@ def row(ep: Episode, res: EpisodeResult, **extra) -> dict[str, Any]:
 
 # %% ../../nbs/56_teaching.sweep.ipynb #ad4931ae
 def run_one(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> dict[str, Any]:
-    "Run, resume or read back the episode `ep` of the sweep in `out`; its row (`ran`: whether anything ran now)."
+    "Run, resume or read back episode `ep` of the sweep in `out`; its row (`ran`: whether anything ran now)."
     env, policy = setup(ep, out, iterations)
     folder = Path(out) / ep.folder
     if _finished(folder, env): return row(ep, read_jsonl(folder / 'result.jsonl', EpisodeResult)[0],
@@ -182,7 +182,7 @@ def run_one(ep: Episode, out: str | Path, iterations: int | None = None, threads
     return row(ep, res, ran=True, node=_ray_node())
 
 def warm_seed_student(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> None:
-    "Train and cache the seed student of `ep`'s preset and seed (what every policy and environment of that seed starts from)."
+    "Train and cache the seed student of `ep`'s preset and seed (what every run of that seed starts from)."
     env, _ = setup(ep, out, iterations)
     with torch_threads(threads): env.reset(seed=ep.seed)
 
@@ -218,7 +218,7 @@ def _pair(a: list[dict], b: list[dict]) -> dict[str, Any] | None:
 
 # %% ../../nbs/56_teaching.sweep.ipynb #12912721
 def summarize(rows: list[dict], policies: Sequence[str] | None = None) -> tuple[list[dict], list[dict]]:
-    "Per-cell summaries and paired differences of `rows`; pairs in the order of `policies` (default: as they appear)."
+    "Per-cell summaries and paired differences of `rows`; pairs in `policies` order (default: as they come)."
     order = list(policies or dict.fromkeys(r['policy'] for r in rows))
     cells, pairs = [], []
     for key in dict.fromkeys(map(_key, rows)):
@@ -275,7 +275,7 @@ def sweep_table(result: SweepResult) -> str:
 # %% ../../nbs/56_teaching.sweep.ipynb #54c609fb
 @plot_style()
 def plot_sweep(result: SweepResult) -> plt.Figure:
-    "Test gain per seed and policy, the same seed joined across policies, and each policy's mean with its 95% interval."
+    "Test gain per seed and policy, seeds joined across policies, each policy's mean with its 95% interval."
     keys = list(dict.fromkeys(map(_key, result.rows)))
     fig, axes = plt.subplots(1, len(keys), figsize=(3.6 * len(keys), 3.4), squeeze=False, sharey=True)
     pols = result.spec.policies

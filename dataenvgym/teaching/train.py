@@ -46,7 +46,7 @@ _SMALL = TeachingConfig(iterations=2, from_base=False, replay=1.0, budget=300, v
 
 # %% ../../nbs/57_teaching.train.ipynb #09f3eb1d
 def teacher_preset(setup: str = 'small'):
-    "The teaching `Preset` a teacher trains in: `small` (math, four skills, two unseen), `tiny` (`math/tiny`) or a registered preset."
+    "A teacher's `Preset`: `small` (math, 4 skills, 2 unseen), `tiny` (`math/tiny`) or a registered one."
     if setup == 'small': return lookup('preset', 'math/embedded').model_copy(
         update={'subskills': list(_SMALL_SEEDED), 'settings': _SMALL_STUDENT, 'config': _SMALL})
     if setup == 'tiny': return lookup('preset', 'math/tiny')
@@ -55,7 +55,8 @@ def teacher_preset(setup: str = 'small'):
                      f'({", ".join(registered("preset"))})')
 
 def teacher_env(setup: str = 'small', seed_cache: str | Path | None = None, **overrides) -> TeachingEnv:
-    "The SKILL-LIST environment of `teacher_preset(setup)`; `overrides` are `TeachingConfig` fields; seed students cached in `seed_cache`."
+    "SKILL-LIST environment of `teacher_preset(setup)`; `overrides`: `TeachingConfig` fields."
+    # seed students are cached in `seed_cache`
     return make('skill-list', preset=teacher_preset(setup), seed_cache=seed_cache, **overrides)
 
 # %% ../../nbs/57_teaching.train.ipynb #61b57471
@@ -67,7 +68,7 @@ TEACHER_SYSTEM = (
 def _points(history: Sequence[float]) -> str: return '>'.join(str(round(100 * a)) for a in history)
 
 def observation_prompt(obs: SkillListObservation) -> str:
-    "A SKILL-LIST observation as a compact prompt: iteration, budget, accuracy history, and each skill's history (in %)."
+    "A SKILL-LIST observation as a compact prompt: iteration, budget, accuracy history, skills' history (%)."
     lines = [f'iteration {obs.iteration}, budget {obs.budget}, accuracy {_points(obs.history)}']
     return '\n'.join(lines + [f'{s} {_points(h)}' for s, h in sorted(skill_histories(obs).items())])
 
@@ -79,7 +80,7 @@ def plan_text(action: SkillListAction) -> str:
 _PART = re.compile(r'\s*([A-Za-z_][\w-]*)\s*:\s*(\d{1,6})\s*')
 
 def fit_budget(action: SkillListAction, budget: int) -> SkillListAction:
-    "`action` as is when it asks for at most `budget` examples, else each count scaled down in proportion to sum to `budget`."
+    "`action` as is if it asks for at most `budget` examples, else counts scaled down proportionally to it."
     counts = np.array([p.n for p in action.plans]); total = int(counts.sum())
     if total <= budget: return action
     share = counts * budget / total
@@ -90,7 +91,8 @@ def fit_budget(action: SkillListAction, budget: int) -> SkillListAction:
 
 # %% ../../nbs/57_teaching.train.ipynb #76b50419
 def parse_plan(text: str, obs: SkillListObservation | None = None, scale: bool = False) -> SkillListAction:
-    "The plan in `text` (`skill:n; skill:n`); with `obs`, checked against its skills and budget (first scaled down to it, with `scale`)."
+    "The plan in `text` (`skill:n; skill:n`); with `obs`, checked against its skills and budget."
+    # with `scale`, first scaled down to the budget
     parts = [p for p in text.split(';') if p.strip()]
     if not parts: raise ValueError('the reply holds no plan: write skill:n; skill:n, e.g. addition:100; '
                                    'subtraction:50')
@@ -115,19 +117,20 @@ def _check_plan(plans: list[SkillPlan], obs: SkillListObservation) -> None:
 
 # %% ../../nbs/57_teaching.train.ipynb #734a0b32
 def plan_action(text: str, budget: int | None = None) -> SkillListAction | str:
-    "What the environment gets for a reply: the plan it reads as (scaled down to `budget`, if given), else the text as-is (refused)."
+    "What the environment gets for a reply: its plan (scaled down to `budget`, if given), else the text."
+    # the text as-is is refused
     try: action = parse_plan(text)
     except ValueError: return text
     return action if budget is None else fit_budget(action, budget)
 
 def plan_reward(obs: SkillListObservation, penalty: float = -0.1) -> float:
-    "A teacher's reward for a step: the environment's reward (the validation gain), or `penalty` if it refused the plan."
+    "A teacher's reward for a step: the environment's (validation gain), or `penalty` if it refused the plan."
     return penalty if obs.error else float(obs.reward)
 
 
 # %% ../../nbs/57_teaching.train.ipynb #c7d2e9a1
 def plan_pattern(skills: Sequence[str], digits: int = 4) -> str:
-    "The regular expression of a whole plan: every skill once, in order, `skill:n; skill:n` with `n` of 1 to `digits` digits."
+    "Regex of a whole plan: every skill once, in order, `skill:n; skill:n` with `n` of 1 to `digits` digits."
     return '; '.join(rf'{re.escape(s)}:\d{{1,{digits}}}' for s in skills)
 
 def plan_length(skills: Sequence[str], digits: int = 4) -> int:
@@ -136,7 +139,7 @@ def plan_length(skills: Sequence[str], digits: int = 4) -> int:
 
 # %% ../../nbs/57_teaching.train.ipynb #1f3cb012
 class PlanGrammar:
-    "The tokens that may come next in a reply so that it stays a plan of `skills` (a `prefix_allowed_tokens_fn` for HF `generate`)."
+    "Tokens that may come next so a reply stays a plan of `skills` (a `prefix_allowed_tokens_fn` for HF)."
     def __init__(self, tokenizer, skills: Sequence[str], digits: int = 4):
         # partial matching: is this text the start of a plan?
         import regex
@@ -151,13 +154,13 @@ class PlanGrammar:
     def __repr__(self): return f'PlanGrammar({", ".join(self.skills)})'
 
     def allowed(self, text: str) -> list[int]:
-        "Token ids that keep `text + token` the start of a plan, and the end token once `text` is a whole plan."
+        "Token ids keeping `text + token` the start of a plan, and the end token once `text` is a whole plan."
         ok = [i for c, toks in self.by_first.items() if self.pattern.fullmatch(text + c, partial=True)
               for i, s in toks if self.pattern.fullmatch(text + s, partial=True)]
         return ok + [self.eos] if self.pattern.fullmatch(text) else ok
 
     def mask(self, ids: list[int]) -> list[int]:
-        "1 for each token of a reply that was the model's choice, 0 where the grammar allowed only that token."
+        "1 for each reply token that was the model's choice, 0 where the grammar allowed only that token."
         return [int(len(self.allowed(self.tokenizer.decode(ids[:j], skip_special_tokens=True))) > 1)
                 for j in range(len(ids))]
 
@@ -169,7 +172,7 @@ def plan_grammar(tokenizer, skills: tuple[str, ...]) -> PlanGrammar:
 
 def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGrammar, temperature: float = 1.0,
                  greedy: bool = False) -> list[tuple[list[int], list[int]]]:
-    "Each context's plan, decoded under `grammar` (sampled, or greedy): its token ids, ending with the end token, and their mask."
+    "Each context's plan under `grammar` (sampled or greedy): token ids, ending with the end token, and mask."
     width = max(map(len, contexts))
     def allowed(_, ids):
         return grammar.allowed(tokenizer.decode(ids[width:].tolist(), skip_special_tokens=True)) or [
@@ -181,7 +184,8 @@ def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGramm
 
 # %% ../../nbs/57_teaching.train.ipynb #88023059
 class LMTeacher(Policy):
-    "A language model as a SKILL-LIST policy: the observation as a prompt, its reply (greedy, or sampled at `temperature`; under the plan's grammar) as the plan."
+    "A language model as a SKILL-LIST policy: the observation as a prompt, its reply as the plan."
+    # the reply: greedy, or sampled at `temperature`; under the plan's grammar
     def __init__(self, model, tokenizer, name: str = 'lm', system: str = TEACHER_SYSTEM,
                  max_new_tokens: int = 96,
                  fallback: Policy | None = None, scale: bool = True, constrained: bool = True,
@@ -199,7 +203,8 @@ class LMTeacher(Policy):
     def __repr__(self): return f'LMTeacher({self.name!r}, fallback={self.fallback!r})'
 
     def reply(self, obs: SkillListObservation) -> str:
-        "The model's reply to the observation (decoded under `PlanGrammar` of its skills, if `constrained`); a sample is seeded by the observation's seed and iteration."
+        "The model's reply (under `PlanGrammar` of its skills if `constrained`)."
+        # a sample is seeded by the observation's seed and iteration
         import torch
         ctx = [
             encode(
@@ -236,7 +241,8 @@ class FixedReply(Policy):
 # %% ../../nbs/57_teaching.train.ipynb #3821294c
 def record_plans(env: TeachingEnv, policies: Sequence[Policy], seeds: Sequence[int],
                  iterations: int = 1) -> list[dict]:
-    "Every policy's plan (in reply format) for the observations of `seeds`; after iteration 0, those the first policy's plans reach."
+    "Each policy's plan (reply format) for observations of `seeds`; after iteration 0, the first's."
+    # i.e. the observations the first policy's plans reach
     rows = []
     for seed in seeds:
         obs = env.reset(seed=seed)
@@ -256,7 +262,8 @@ def plan_chats(rows: Sequence[dict], system: str = TEACHER_SYSTEM):
 
 # %% ../../nbs/57_teaching.train.ipynb #0755ad76
 class PlanRollouts:
-    "A TRL `rollout_func` for teachers: a prompt is a seed's first observation, a completion a plan (sampled under the plan's grammar, if `constrained`), its reward the step's."
+    "A TRL `rollout_func` for teachers: prompt = a seed's first observation, completion = plan."
+    # the plan is sampled under the plan's grammar, if `constrained`; its reward is the step's
     def __init__(self, env: TeachingEnv, seeds: Sequence[int], system: str = TEACHER_SYSTEM,
                  max_new_tokens: int = 96,
                  penalty: float = -0.1, generate: Generate | None = None, log_path: str | Path | None = None,
@@ -298,13 +305,14 @@ class PlanRollouts:
 
 # %% ../../nbs/57_teaching.train.ipynb #ad8f7344
 def _close(ids: list[int], eos: int) -> tuple[list[int], list[int]]:
-    "A completion ending with the end token (added, masked out, when generation stopped at its length) and its mask."
+    "A completion ending with the end token (added, masked out, if generation hit its length) and its mask."
     return (ids, [1] * len(ids)) if ids and ids[-1] == eos else (ids + [eos], [1] * len(ids) + [0])
 
 # %% ../../nbs/57_teaching.train.ipynb #7740db7c
 @patch
 def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
-    "Sample a plan for each prompt, play each from its seed, and return what TRL's `rollout_func` gives (rewards as `env_return`; tokens the grammar forced masked out)."
+    "Sample a plan per prompt, play it from its seed, return TRL's `rollout_func` output."
+    # rewards as `env_return`; tokens the grammar forced are masked out
     model, tok = trainer.accelerator.unwrap_model(trainer.model), trainer.processing_class
     contexts = [encode(tok, render(tok, p, True)) for p in prompts]
     if self.generate or not self.constrained:
@@ -323,7 +331,7 @@ def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
 
 # %% ../../nbs/57_teaching.train.ipynb #dc876978
 def plan_shares(log: Sequence[dict]):
-    "The mean share of the budget each skill got in each GRPO step's taken plans (a DataFrame: a row per step, a column per skill)."
+    "Mean budget share per skill in each GRPO step's taken plans (a DataFrame: row a step, column a skill)."
     import pandas as pd
     taken = [{'step': r['step'], **{p.skill: p.n for p in parse_plan(r.get('played', r['plan'])).plans}}
              for r in log if r['error'] is None]
@@ -332,7 +340,7 @@ def plan_shares(log: Sequence[dict]):
 
 # %% ../../nbs/57_teaching.train.ipynb #42488c36
 def reward_curve(log: Sequence[dict]):
-    "The GRPO reward per step (completions as dots, the step's mean as a line) and how the step's plans shared the budget."
+    "GRPO reward per step (completions as dots, step mean as a line), how the step's plans shared the budget."
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
     steps = sorted({r['step'] for r in log})
@@ -376,7 +384,7 @@ def evaluate_teachers(make_env: Callable[[], TeachingEnv], teachers: dict[str, P
 
 # %% ../../nbs/57_teaching.train.ipynb #d5e4b250
 def paired_gains(rows: Sequence[dict], a: str, b: str, metric: str = 'test_gain_points') -> dict | None:
-    "Teacher `a` minus `b` on `metric`, seed by seed on the seeds both played: mean, bootstrap 95% CI, win rate."
+    "Teacher `a` minus `b` on `metric`, per seed on seeds both played: mean, bootstrap 95% CI, win rate."
     of = lambda name: [r for r in rows if r['policy'] == name]
     d = paired_difference(of(a), of(b), metric, diff_digits=4)
     return d and {'a': a, 'b': b, 'metric': metric, **d}
@@ -385,7 +393,7 @@ METRICS = ('test_gain_points', 'val_gain_points')
 
 # %% ../../nbs/57_teaching.train.ipynb #a4aafb21
 def teacher_report(rows: Sequence[dict], reference: str | None = None) -> dict:
-    "Each teacher's mean gains (bootstrap 95% CIs), and `reference` (default: the first) minus each other teacher, paired."
+    "Each teacher's mean gains (bootstrap 95% CIs); `reference` (default: first) minus each other, paired."
     names = list(dict.fromkeys(r['policy'] for r in rows))
     reference = reference or names[0]
     def cell(p):

@@ -127,7 +127,7 @@ def _forest_figsize(forest: SkillForest) -> tuple[float, float]:
 @plot_style()
 def plot_forest(forest: SkillForest, ax: Axes | None = None,
                 title: str = 'allocation per subskill') -> Figure:
-    "Horizontal bars of allocation per subskill, grouped under skill labels with their validation trend, coloured by accuracy."
+    "Bars of allocation per subskill under skill labels with their validation trend, coloured by accuracy."
     rows = _forest_rows(forest)
     ax = _axes(ax, _forest_figsize(forest))
     if not rows:
@@ -192,7 +192,7 @@ class ForestExplorer(Explorer):
 
 # %% ../../nbs/48_teaching.viz.ipynb #fb1e08c8
 class Change(NamedTuple):
-    "A validation task at iteration 0 and at a later one: the student's answer then and now (None where it was right)."
+    "A validation task at iteration 0 and a later one: the student's answer then and now (None where right)."
     skill: str
     prompt: str
     answer: str
@@ -213,7 +213,7 @@ def _run_domain(run: dict) -> Domain | None:
 
 # %% ../../nbs/48_teaching.viz.ipynb #3ac78ff6
 class EpisodeExplorer(Explorer):
-    "An episode folder from `runner.run_episode`: per-skill accuracy, new data and before/after examples per iteration."
+    "An episode folder of `runner.run_episode`: per-skill accuracy, new data, before/after examples."
     def __init__(self, out_dir: str | Path, k: int = 3, domain: Domain | None = None):
         self.out_dir, self.k = Path(out_dir), k
         dirs = sorted((p for p in self.out_dir.glob('iteration_*')
@@ -251,7 +251,8 @@ class EpisodeExplorer(Explorer):
         return self._reports[i]
 
     def figure(self, iteration: int | None = None) -> Figure:
-        "Per-skill accuracy over iterations (`iteration`, by default the last, marked) beside new data and before/after examples."
+        "Per-skill accuracy by iteration (`iteration` marked) beside new data and before/after examples."
+        # `iteration` defaults to the last
         return super().figure(iteration=iteration)
 
     def _figsize(self): return (10, 3.8)
@@ -259,7 +260,7 @@ class EpisodeExplorer(Explorer):
 # %% ../../nbs/48_teaching.viz.ipynb #a87db4f8
 @patch
 def data(self: EpisodeExplorer, i: int) -> list[Datum]:
-    "All teacher data accepted up to iteration `i`, with the domain's assets (VQA images) found where the runner stored them."
+    "Teacher data accepted up to iteration `i`, with domain assets (VQA images) where the runner put them."
     if i not in self._data:
         data = read_jsonl(self.dirs[i] / 'data.jsonl', Datum)
         self._data[i] = data if self.domain is None else self.domain.load_assets(data, self.dirs[i])
@@ -311,7 +312,7 @@ def _plot_skills(self: EpisodeExplorer, ax: Axes, i: int) -> None:
 # %% ../../nbs/48_teaching.viz.ipynb #1259386a
 @patch
 def summary(self: EpisodeExplorer, i: int, width: int = 70) -> str:
-    "Plain text: the data added at iteration `i` (a few lines) and a few validation tasks fixed, broken, still wrong."
+    "Plain text: data added at iteration `i` (a few lines), some validation tasks fixed, broken, still wrong."
     new = self.new_data(i)
     lines = [f'iteration {i}: {len(new)} new examples' + (' (the seed-trained student)' if i == 0 else '')]
     lines += [_clip(f'  {d.prompt} → {d.response}   [{d.subskill or d.skill}]', width) for d in new[:self.k]]
@@ -332,7 +333,8 @@ def summary(self: EpisodeExplorer, i: int, width: int = 70) -> str:
 @patch
 def scene_grid(self: EpisodeExplorer, iteration: int | None = None, n: int = 8,
                ncols: int = 4, seed: int = 0) -> Figure:
-    "Validation tasks drawn by the domain (`domain.show`: VQA's scenes) with the student's answers at iteration 0 and at `iteration` (default the last): half of them fixed, the rest still wrong or broken, picked at random; the title counts all three."
+    "Validation tasks by `domain.show`, the student's answers at iteration 0 and `iteration` (default last)."
+    # e.g. VQA's scenes; half of them fixed, the rest still wrong or broken, at random
     i = self.last if iteration is None else iteration
     before = {a.task.id: a for a in self.report(0).failures}
     now = {a.task.id: a for a in self.report(i).failures}

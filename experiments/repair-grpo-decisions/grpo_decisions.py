@@ -168,7 +168,7 @@ def main():
         episodes_after = play(trained)
         d = paired_difference(episodes_after, episodes_before)
         pts = lambda x: round(100 * x, 1)
-        out['episodes'] = {'seeds': [episodes.start, len(episodes)],
+        out['episodes'] = {'seeds': [episodes[0], len(episodes)],
                            'before': float(np.mean([r['success'] for r in episodes_before])),
                            'after': float(np.mean([r['success'] for r in episodes_after])),
                            'after_minus_before': {'mean': pts(d['success_diff']),
