@@ -109,16 +109,17 @@ def quantization(load_in_4bit: bool = True):
                               bnb_4bit_compute_dtype=PRECISION_DTYPES[precision()])
 
 # %% ../nbs/10_lm.ipynb #5fb5d59a
-def _looks_local(p: Path) -> bool:
+def _looks_local(name: str) -> bool:
     "A path, not a Hub id (`org/name`): absolute, `./` or `~`, deeper than one slash, or under a folder here."
-    return (p.is_absolute() or str(p).startswith(('.', '~')) or len(p.parts) > 2
+    p = Path(name)          # the text as written: Path('./sft') would forget its './'
+    return (p.is_absolute() or name.startswith(('.', '~')) or len(p.parts) > 2
             or (len(p.parts) == 2 and Path(p.parts[0]).is_dir()))
 
 def model_source(name: str | Path) -> str:
     "`name` as a loader takes it: an existing folder (absolute), else a Hub id; a missing folder raises."
     p = Path(name).expanduser()
     if p.exists(): return str(p.resolve())
-    if _looks_local(Path(str(name))):
+    if _looks_local(str(name)):
         raise FileNotFoundError(
             f'no model folder {p}: a folder is made by saving a model there (save_agent; tutorial 06 '
             f'saves its SFT adapter to DATAENVGYM_RUNS/qwen/sft, default runs/qwen/sft). On Colab a new '
