@@ -29,7 +29,7 @@ from dataenvgym.stats import bootstrap_ci, parse_seeds
 from dataenvgym.teaching.policies import FixedPlan, FixedTreePlan
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
-from dataenvgym.teaching.sweep import torch_threads
+from dataenvgym.teaching.sweep import _torch_threads
 
 
 def default_plans(skills: list[str]) -> list[dict[str, float]]:
@@ -57,7 +57,7 @@ def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str
     else:
         env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
         if isinstance(policy, str): policy = make(f'policy:{env_name}/{policy}', domain=env.domain, llm=None)
-        with torch_threads(1): res = run_episode(env, policy, folder, seed, progress=False)
+        with _torch_threads(1): res = run_episode(env, policy, folder, seed, progress=False)
     return round(100 * res.test_gain, 2)
 
 
@@ -66,7 +66,7 @@ def seed_data_only(preset: str, seed: int, out: Path, env_name: str = 'skill-lis
     folder = run_folder(out, preset, env_name, 'seed-data-only', seed)
     if (folder / 'result.json').exists(): return json.loads((folder / 'result.json').read_text())['test_gain']
     env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
-    with torch_threads(1):
+    with _torch_threads(1):
         env.reset(seed=seed)                                   # evaluates the seed student on validation
         val, test = [env.state.history[-1]], [evaluate(env.student, env.test, env.domain).overall]
         for _ in range(env.config.iterations):

@@ -31,7 +31,7 @@ import argparse, json, os, platform, re, statistics, subprocess, sys, time
 from pathlib import Path
 
 from dataenvgym.domains.code import CodeDomain
-from dataenvgym.sandbox import Limits, isolation_prefix, refusal, run_program
+from dataenvgym.sandbox import Limits, _isolation_prefix, refusal, run_program
 
 MODES = ('os', 'best-effort')
 
@@ -56,11 +56,11 @@ def startup_ms(limits: Limits, n: int) -> float:
 
 def bwrap_ms(n: int) -> float | None:
     "Median wall time of bubblewrap building the box around `true` (no interpreter), in milliseconds."
-    if not isolation_prefix(): return None
+    if not _isolation_prefix(): return None
     times = []
     for _ in range(n):
         start = time.perf_counter()
-        subprocess.run([*isolation_prefix(), '--', '/usr/bin/true'], check=True, env={})
+        subprocess.run([*_isolation_prefix(), '--', '/usr/bin/true'], check=True, env={})
         times.append(time.perf_counter() - start)
     return round(1000 * statistics.median(times), 1)
 

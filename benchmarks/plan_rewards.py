@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from dataenvgym.stats import bootstrap_ci, parse_seeds
-from dataenvgym.teaching.envs import SkillListAction, SkillPlan, spread_evenly
+from dataenvgym.teaching.envs import SkillListAction, SkillPlan, _spread_evenly
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
 from dataenvgym.teaching.train import plan_action, plan_text, teacher_env
 
@@ -35,7 +35,7 @@ from dataenvgym.teaching.train import plan_action, plan_text, teacher_env
 def plans_for(obs) -> dict[str, SkillListAction]:
     "The plans compared at `obs`: with-state, no-state, an even split, and each skill alone (`teacher_speed.py` starts from them)."
     skills = sorted(obs.per_skill)
-    even = SkillListAction(plans=[SkillPlan(skill=s, n=n) for s, n in zip(skills, spread_evenly(obs.budget, len(skills)))])
+    even = SkillListAction(plans=[SkillPlan(skill=s, n=n) for s, n in zip(skills, _spread_evenly(obs.budget, len(skills)))])
     alone = {f'only {s}': SkillListAction(plans=[SkillPlan(skill=s, n=obs.budget)]) for s in skills}
     return {'with-state': SkillListTeacher()(obs), 'no-state': SkillListRandom()(obs), 'even': even, **alone}
 

@@ -28,7 +28,7 @@ import argparse, json, statistics, sys, time
 import numpy as np
 from pathlib import Path
 from dataenvgym.stats import parse_seeds, proportion_ci
-from dataenvgym.repair.env import UNLIMITED, RepairEnv, calibrate, clear_caches, one_thread
+from dataenvgym.repair.env import UNLIMITED, RepairEnv, calibrate, clear_caches, _one_thread
 from tqdm import tqdm
 from dataenvgym.repair.tasks import TASKS, Classifier
 from dataenvgym.repair.agents import BASELINES
@@ -86,7 +86,7 @@ def run_agent(task: str, name: str, seeds: list[int]) -> dict:
             **cold_speed, **{f'{k}_warm': v for k, v in warm_speed.items()}}
 
 
-@one_thread
+@_one_thread
 def task_accuracies(task: str, seeds: list[int]) -> dict:
     "Mean held-out accuracy of the model trained on the clean and on the corrupted data, and the uncached fit time."
     cals, clean, fit_ms = [calibrate(task, seed) for seed in seeds], [], []

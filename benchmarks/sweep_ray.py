@@ -14,7 +14,7 @@ episode's numbers the same.
 """
 import argparse, json, os, tempfile, time
 
-from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep
+from dataenvgym.teaching.sweep import _LOCAL_RAY, _make_spec, run_sweep
 
 VOLATILE = ('ran', 'seconds', 'node')
 
@@ -29,10 +29,10 @@ if __name__ == '__main__':
     p.add_argument('--seeds', default='0-3')
     p.add_argument('--iterations', type=int, default=None)
     a = p.parse_args()
-    spec = make_spec(presets=[a.preset], envs=a.envs, seeds=a.seeds, iterations=a.iterations)
+    spec = _make_spec(presets=[a.preset], envs=a.envs, seeds=a.seeds, iterations=a.iterations)
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter(); seq = run_sweep(spec, f'{d}/sequential', progress=False); t_seq = time.perf_counter() - t0
-        os.environ.update(LOCAL_RAY)
+        os.environ.update(_LOCAL_RAY)
         import ray
         t0 = time.perf_counter()
         ray.init(include_dashboard=False, log_to_driver=False, logging_level='ERROR', num_cpus=os.cpu_count())

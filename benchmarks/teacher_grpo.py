@@ -135,9 +135,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from dataenvgym.registry import make
 from dataenvgym.stats import parse_seeds
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
-from dataenvgym.teaching.fast import GRADES, FastPlanRollouts, GroupStep
+from dataenvgym.teaching.fast import _GRADES, FastPlanRollouts, _GroupStep
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
-from dataenvgym.teaching.train import (FixedReply, LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, plan_shares,
+from dataenvgym.teaching.train import (FixedReply, LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, _plan_shares,
                                        record_plans, report_table, reward_curve, teacher_env, teacher_report)
 
 CALIBRATION_SEEDS = range(1000, 1100)     # teacher_speed.py, plan_rewards.py and the fast step's settings were tuned here
@@ -154,7 +154,7 @@ def fixed_plans(skills: list[str], budget: int, quarters: int = 4) -> list[str]:
 def best_fixed_plan(env, seeds: list[int], group_size: int, fit: dict | None, grade: str = 'answer_prob') -> tuple[str, dict]:
     "The fixed plan of `fixed_plans` with the best mean fast-step reward over the training `seeds`, and every plan's mean."
     obs = env.reset(seed=seeds[0])
-    plans, group, rewards = fixed_plans(sorted(obs.per_skill), obs.budget), GroupStep(env, fit, grade=grade), {}
+    plans, group, rewards = fixed_plans(sorted(obs.per_skill), obs.budget), _GroupStep(env, fit, grade=grade), {}
     for seed in seeds:
         for s in range(0, len(plans), group_size):
             for r in group.play(seed, plans[s:s + group_size]): rewards.setdefault(r['plan'], []).append(r['reward'])
@@ -211,7 +211,7 @@ def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
                    'trainer_reward_per_step': [round(h['reward'], 4) for h in grpo.state.log_history if 'reward' in h],
                    'seconds': round(grpo_seconds, 1)}
     reward_curve(log).savefig(out / 'reward_curve.png', dpi=100)
-    res['plan_shares_per_step'] = plan_shares(log).round(3).to_dict('index') if taken else {}
+    res['plan_shares_per_step'] = _plan_shares(log).round(3).to_dict('index') if taken else {}
     res['timing'] = {'seconds_per_grpo_step': round(grpo_seconds / max(grpo.state.global_step, 1), 2),
                      'seconds_per_env_step': round(float(np.mean(taken)), 2) if taken else None, 'env_steps': len(taken),
                      'env_share_of_grpo': round(sum(r['seconds'] for r in log) / grpo_seconds, 3), 'threads': a.threads}
@@ -249,7 +249,7 @@ def main():
     p.add_argument('--reference-step', action='store_true',
                    help='GRPO on TeachingEnv.step, one plan at a time (default: the fast step, teaching.fast.GroupStep)')
     p.add_argument('--fast-fit', default='{}', help="the fast step's fit settings over its defaults (JSON)")
-    p.add_argument('--grade', default='answer_prob', choices=GRADES,
+    p.add_argument('--grade', default='answer_prob', choices=_GRADES,
                    help="what the fast step grades a student by: the probability of the exact answer, or exact match")
     p.add_argument('--json', action='store_true', help='print only the summary (grpo_minus_* and n_seeds) and the settings')
     a = p.parse_args()

@@ -79,7 +79,7 @@ from tqdm.auto import tqdm
 
 from dataenvgym.teaching import envs
 from dataenvgym.lm import GRPOSettings, grpo_train, tiny_agent
-from dataenvgym.teaching.fast import GRADES, FastPlanRollouts, GroupStep
+from dataenvgym.teaching.fast import _GRADES, FastPlanRollouts, _GroupStep
 from dataenvgym.teaching.train import plan_action, plan_text, teacher_env
 from plan_rewards import plans_for
 
@@ -94,7 +94,7 @@ def plan_texts(obs, n: int, seed: int = 0) -> list[str]:
     return texts[:n]
 
 
-def fast_rewards(group: GroupStep, seed: int, plans: list[str], size: int, stream: int = 0) -> tuple[list[float], list[float]]:
+def fast_rewards(group: _GroupStep, seed: int, plans: list[str], size: int, stream: int = 0) -> tuple[list[float], list[float]]:
     "Rewards (points) of `plans` played in groups of `size`, and each full group's seconds per plan."
     rewards, per_plan = [], []
     for s in range(0, len(plans), size):
@@ -155,7 +155,7 @@ def main():
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--out', default='runs/teacher-speed')
     p.add_argument('--fit', default='{}', help="the fast step's fit settings over its defaults (JSON)")
-    p.add_argument('--grade', default='answer_prob', choices=GRADES,
+    p.add_argument('--grade', default='answer_prob', choices=_GRADES,
                    help="what the fast step grades a copy by: the probability of the exact answer, or exact match")
     p.add_argument('--json', action='store_true')
     a = p.parse_args()
@@ -164,7 +164,7 @@ def main():
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     env = teacher_env(a.setup, seed_cache=out / 'seed-students')
     plans = plan_texts(env.reset(seed=a.seed), a.plans)
-    group = GroupStep(env, json.loads(a.fit), grade=a.grade)
+    group = _GroupStep(env, json.loads(a.fit), grade=a.grade)
     t = time.perf_counter(); group.start(a.seed); reset_s = time.perf_counter() - t
     fast, per_plan = fast_rewards(group, a.seed, plans, a.group_size)
     streams = [fast[:a.group_size]] + [fast_rewards(group, a.seed, plans[:a.group_size], a.group_size, s)[0]

@@ -20,7 +20,7 @@ import argparse, json, random, time
 
 from dataenvgym.registry import registered
 from dataenvgym.teaching.presets import preset_name
-from dataenvgym.teaching.sweep import make_spec, run_sweep
+from dataenvgym.teaching.sweep import _make_spec, run_sweep
 
 POLICIES = ('with-state', 'no-state')
 
@@ -64,7 +64,7 @@ if __name__ == '__main__':
     p.add_argument('--cpus-per-episode', type=int, default=1)
     a = p.parse_args()
     envs = registered('env') if a.env == 'all' else [a.env]
-    spec = make_spec(presets=[preset_name(a.preset, a.domain)], envs=envs, policies=a.policies, seeds=a.seeds,
+    spec = _make_spec(presets=[preset_name(a.preset, a.domain)], envs=envs, policies=a.policies, seeds=a.seeds,
                      iterations=a.iterations)
     t0 = time.perf_counter()
     result = run_sweep(spec, a.out, backend=a.backend, address=a.address, cpus_per_episode=a.cpus_per_episode)

@@ -1,6 +1,6 @@
 __version__ = "0.0.1"
 
-from .gyms import register_lazily as _register_gym_ids
+from .gyms import _register_lazily as _register_gym_ids
 _register_gym_ids()            # gymnasium ids `dataenvgym/...`, registered when gymnasium is imported (never imported here)
 
 # The names a user needs first, each imported from its module on first use (PEP 562), so that `import dataenvgym`

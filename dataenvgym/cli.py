@@ -22,8 +22,7 @@ from pydantic import ValidationError
 from . import __version__
 
 # %% auto #0
-__all__ = ['EXTRAS', 'USER_ERRORS', 'FLAGS', 'TRAIN_CONFIG_NAMES', 'UserError', 'is_user_error', 'explain', 'train_student',
-           'run_config', 'teaching_run', 'teach', 'train_agent', 'serve_app', 'serve', 'student', 'sweep', 'main']
+__all__ = ['teach', 'train_agent', 'serve', 'evaluate', 'student', 'sweep', 'main']
 
 # %% ../nbs/80_cli.ipynb #45a70611
 from .registry import lookup, make, registered
@@ -39,24 +38,24 @@ if TYPE_CHECKING:
     from dataenvgym.teaching.policies import Policy
 
 # %% ../nbs/80_cli.ipynb #3eea6535
-EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
+_EXTRAS = {'openai': 'llm', 'instructor': 'llm', 'openenv': 'serve', 'ipywidgets': 'viz',
           'bitsandbytes': 'gpu', 'tensorboard': 'tensorboard', 'ray': 'scale'}
 
-class UserError(Exception):
+class _UserError(Exception):
     "A mistake in what the command was asked to do, told in one line."
 
-USER_ERRORS = (UserError, ValueError, OSError, ImportError, yaml.YAMLError)
+_USER_ERRORS = (_UserError, ValueError, OSError, ImportError, yaml.YAMLError)
 
-def is_user_error(error: BaseException) -> bool:
+def _is_user_error(error: BaseException) -> bool:
     "Whether `error` is told in one line: one of `USER_ERRORS`, or an LLM endpoint's `LLMError`."
-    llm = sys.modules.get('dataenvgym.teaching.llm')     # not imported: no LLMError was raised
-    return isinstance(error, USER_ERRORS) or (llm is not None and isinstance(error, llm.LLMError))
+    llm = sys.modules.get('dataenvgym.llm')     # not imported: no LLMError was raised
+    return isinstance(error, _USER_ERRORS) or (llm is not None and isinstance(error, llm.LLMError))
 
 # %% ../nbs/80_cli.ipynb #2bafb0b5
-def explain(error: BaseException) -> str:
+def _explain(error: BaseException) -> str:
     "`error` in one line: a validation error as its fields, a missing optional package as its extra."
-    if isinstance(error, ImportError) and (pkg := (error.name or '').split('.')[0]) in EXTRAS:
-        return f"this needs the optional package {pkg}: pip install 'dataenvgym[{EXTRAS[pkg]}]'"
+    if isinstance(error, ImportError) and (pkg := (error.name or '').split('.')[0]) in _EXTRAS:
+        return f"this needs the optional package {pkg}: pip install 'dataenvgym[{_EXTRAS[pkg]}]'"
     if isinstance(error, ValidationError):
         return '; '.join(
             f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}"
@@ -73,11 +72,11 @@ def explain(error: BaseException) -> str:
 # %% ../nbs/80_cli.ipynb #09c8e8e4
 def _refuse(command: str, error: BaseException) -> int:
     "Say in one line why `command` cannot run; the exit status of a usage error."
-    print(f'dataenvgym {command}: error: {explain(error)}', file=sys.stderr)
+    print(f'dataenvgym {command}: error: {_explain(error)}', file=sys.stderr)
     return 2
 
 # %% ../nbs/80_cli.ipynb #7f27aa76
-def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
+def _train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n_eval: int = 500,
                   steps: int | None = None, save: str | Path | None = None, progress: bool = False) -> dict:
     "Train the domain's student on `n_train` seeded tasks of `domain`, evaluate on `n_eval` others."
     # the `n_eval` are held out; returns a JSON-ready summary
@@ -105,8 +104,8 @@ def train_student(domain: str = 'math', *, seed: int = 0, n_train: int = 4000, n
 # %% ../nbs/80_cli.ipynb #3ca02995
 def _save_run(path: Path, student: Student, report: EvalReport, split: dict) -> None:
     from dataenvgym.core import write_jsonl
-    from dataenvgym.teaching.envs import quiet_transformers
-    with quiet_transformers(): student.save(path / 'student')
+    from dataenvgym.teaching.envs import _quiet_transformers
+    with _quiet_transformers(): student.save(path / 'student')
     (path / 'report.json').write_text(report.model_dump_json(indent=1))
     write_jsonl(split['test'], path / 'test_tasks.jsonl')
 
@@ -125,7 +124,7 @@ def _print_iteration(log: IterationLog, skipped: str | None = None) -> None:
     sys.stdout.flush()
 
 # %% ../nbs/80_cli.ipynb #624070fb
-FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset',
+_FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'preset': 'preset',
          'iterations': 'iterations',
          'seed': 'seed', 'seed_cache': 'seed_cache', 'student': 'student.kind',
          'student_model': 'student.model',
@@ -135,21 +134,21 @@ FLAGS = {'env': 'env', 'domain': 'domain.name', 'policy': 'teacher.policy', 'pre
          'llm_cache_mode': 'teacher.llm.cache_mode'}
 
 # %% ../nbs/80_cli.ipynb #b573f37c
-def run_config(args: argparse.Namespace) -> RunConfig:
+def _run_config(args: argparse.Namespace) -> RunConfig:
     "The run `teach`'s arguments describe: `--config` (file or name) or defaults, flags and `--set` over it."
     from dataenvgym.teaching.config import RunConfig, load_config, override
     config = load_config(args.config) if args.config else RunConfig()
-    changes = {path: getattr(args, flag) for flag, path in FLAGS.items()
+    changes = {path: getattr(args, flag) for flag, path in _FLAGS.items()
                if getattr(args, flag, None) is not None}
     if (
         config.teacher.llm is None
         and 'teacher.llm.model' not in changes
         and any(p.startswith('teacher.llm.') for p in changes)
     ):
-        raise UserError('the --llm-* flags need --llm-model (or a config with teacher.llm)')
+        raise _UserError('the --llm-* flags need --llm-model (or a config with teacher.llm)')
     for item in args.set or []:
         key, eq, value = item.partition('=')
-        if not eq: raise UserError(f'--set takes KEY=VALUE (e.g. student.settings.lr=3e-4), got {item!r}')
+        if not eq: raise _UserError(f'--set takes KEY=VALUE (e.g. student.settings.lr=3e-4), got {item!r}')
         changes[key.strip()] = value
     # another student: the config's GPU note was its
     if 'student.model' in changes and 'gpu' not in changes: changes['gpu'] = None
@@ -167,16 +166,16 @@ def _need_gpu(config: RunConfig) -> None:
     if config.student.settings.get('device') != 'cuda': return
     import torch
     if not torch.cuda.is_available():
-        raise UserError(f'this run needs a GPU ({config.gpu or "student device cuda"}) and none is here: '
+        raise _UserError(f'this run needs a GPU ({config.gpu or "student device cuda"}) and none is here: '
                         f'see its cost with --dry-run, '
                         'or run the same pipeline with tiny parts on the CPU (--student-model FOLDER --set '
                         'student.settings.device=cpu)')
 
 # %% ../nbs/80_cli.ipynb #cd311cf6
-def teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
+def _teaching_run(args: argparse.Namespace, out: Path) -> tuple[TeachingEnv, Policy, LLM | None]:
     "Environment, policy and LLM `teach`'s arguments describe (`config.build`: all via `registry.make`)."
     from dataenvgym.teaching.build import build
-    config = run_config(args)
+    config = _run_config(args)
     _need_packages(config)
     return build(config, out)
 
@@ -195,14 +194,14 @@ def _check_run_folder(out: Path) -> bool:
     meta = out / 'run.json'
     if not meta.exists(): return False
     try: json.loads(meta.read_text())
-    except ValueError as e: raise UserError(f'{meta} is damaged ({e}); move the folder away or pass another '
+    except ValueError as e: raise _UserError(f'{meta} is damaged ({e}); move the folder away or pass another '
                                             f'--out') from e
     return True
 
 def _warn_key(config: RunConfig) -> None:
     "An unset API-key variable, said once on stderr (the run goes on: a local server needs no key)."
-    from dataenvgym.teaching.build import key_warning
-    if why := key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
+    from dataenvgym.teaching.build import _key_warning
+    if why := _key_warning(config.teacher.llm): print(f'dataenvgym teach: warning: {why}', file=sys.stderr)
 
 # %% ../nbs/80_cli.ipynb #c3f4cdb3
 def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
@@ -211,11 +210,11 @@ def _dry_run(args: argparse.Namespace, config: RunConfig) -> int:
     from dataenvgym.teaching.estimate import estimate, estimate_table
     try: domain, problem = preflight(config), None
     except Exception as e:
-        if not is_user_error(e): raise
-        domain, problem = None, explain(e)
+        if not _is_user_error(e): raise
+        domain, problem = None, _explain(e)
     e = estimate(config, domain, read=problem is None)
     print(json.dumps({**e.model_dump(), 'problem': problem}) if args.json else estimate_table(e))
-    if problem: return _refuse('teach', UserError(problem))
+    if problem: return _refuse('teach', _UserError(problem))
     _warn_key(config)
     return 0
 
@@ -224,8 +223,8 @@ def teach(args: argparse.Namespace) -> int:
     "Run (or resume) the episode `args` describe, or print its config or cost; lines per iteration or JSON."
     from dataenvgym.teaching.build import MissingKeyWarning, build, preflight
     # pandas, matplotlib: only for a run
-    from dataenvgym.teaching.runner import result_lines, run_episode
-    config = run_config(args)
+    from dataenvgym.teaching.runner import _result_lines, run_episode
+    config = _run_config(args)
     if args.what: return _show_config(args, config)
     if args.dry_run: return _dry_run(args, config)
     _need_packages(config); _need_gpu(config)
@@ -244,13 +243,13 @@ def teach(args: argparse.Namespace) -> int:
     # a plain ValueError is the runner's own message (another run's folder)
     except (ValueError, OSError) as e:
         if not resuming or type(e) is ValueError: raise
-        raise UserError(f'cannot resume the run in {out} ({explain(e)}): move the folder away or pass '
+        raise _UserError(f'cannot resume the run in {out} ({_explain(e)}): move the folder away or pass '
                         f'another --out') from e
     rejections = (
         json.loads((out / 'rejections.json').read_text()) if (out / 'rejections.json').exists() else {}
     )
     if args.json: print(json.dumps({**result.model_dump(mode='json'), 'rejections': rejections}))
-    else: print(' '.join(result_lines(result)) + f' Run in {out}')
+    else: print(' '.join(_result_lines(result)) + f' Run in {out}')
     if result.iterations[-1].n_data == 0:
         why = Counter(); [why.update(l.rejected) for l in result.iterations]
         print(f'dataenvgym teach: error: the teacher\'s data was all rejected '
@@ -265,9 +264,9 @@ def teach(args: argparse.Namespace) -> int:
 def _show_config(args: argparse.Namespace, config: RunConfig) -> int:
     "`teach config [NAME]`: print the config (named, or from --config and flags) as YAML; bare: the names."
     if args.what[0] != 'config' or len(args.what) > 2:
-        raise UserError(f"teach takes one optional command, config [NAME]; got {' '.join(args.what)!r}")
-    if len(args.what) == 2: config = run_config(argparse.Namespace(**{**vars(args), 'config': args.what[1]}))
-    elif not args.config and not args.set and not any(getattr(args, f, None) is not None for f in FLAGS):
+        raise _UserError(f"teach takes one optional command, config [NAME]; got {' '.join(args.what)!r}")
+    if len(args.what) == 2: config = _run_config(argparse.Namespace(**{**vars(args), 'config': args.what[1]}))
+    elif not args.config and not args.set and not any(getattr(args, f, None) is not None for f in _FLAGS):
         print('named configs (dataenvgym teach config NAME prints one; --config NAME runs it):')
         for name in registered('run-config'): print(f'  {name:<24} {lookup("run-config", name).about}')
         return 0
@@ -289,24 +288,24 @@ def _print_train(res: dict) -> None:
               f"{res['reward']}{level}; saved {res['saved']}")
     else:
         from dataenvgym.repair.evaluation import eval_report
-        print(f"success rate on seeds [{res['seeds'][0]}, {res['seeds'][1]}) of {res['model']}, with "
+        print(f"success rate on seeds {res['seeds']} of {res['model']}, with "
               f"{res['confidence']:.0%} confidence intervals and paired differences from {res['reference']}:")
         print(eval_report(res))
 
 # %% ../nbs/80_cli.ipynb #7a1c9e42
-TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'tiny-expert', 'qwen2.5-1.5b-t4',
+_TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'tiny-expert', 'qwen2.5-1.5b-t4',
                       'qwen2.5-1.5b-medium-hard')
 
 def _check_train_config(name: str) -> None:
     "What `train` can check of its config before importing heavy libraries: a named one, or a YAML mapping."
-    if name in TRAIN_CONFIG_NAMES: return
+    if name in _TRAIN_CONFIG_NAMES: return
     path = Path(name)
     if not path.is_file():
-        raise UserError(f'no config file {name} (named configs: {", ".join(TRAIN_CONFIG_NAMES)})')
+        raise _UserError(f'no config file {name} (named configs: {", ".join(_TRAIN_CONFIG_NAMES)})')
     try: data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e: raise UserError(f'config {name}: {explain(e)}') from e
+    except yaml.YAMLError as e: raise _UserError(f'config {name}: {_explain(e)}') from e
     if data is not None and not isinstance(data, dict):
-        raise UserError(f'config {name}: Input should be a valid dictionary of TrainConfig fields, '
+        raise _UserError(f'config {name}: Input should be a valid dictionary of TrainConfig fields, '
                         f'not a {type(data).__name__}')
 
 # %% ../nbs/80_cli.ipynb #d6f6b7d6
@@ -317,7 +316,7 @@ def train_agent(args: argparse.Namespace) -> int:
     try:
         config = TrainConfig.load(args.config)
     except (ValidationError, yaml.YAMLError) as e:
-        raise UserError(f'config {args.config}: {explain(e)}') from e
+        raise _UserError(f'config {args.config}: {_explain(e)}') from e
     if args.phase == 'config':
         print(yaml.safe_dump(config.model_dump(mode='json'), sort_keys=False), end='')
         return 0
@@ -356,18 +355,18 @@ def _add_serve(sub, debug: argparse.ArgumentParser) -> None:
                    help='a browser origin allowed to call the server, e.g. https://app.example (repeatable)')
 
 # %% ../nbs/80_cli.ipynb #e0d696fe
-def serve_app(args: argparse.Namespace):
+def _serve_app(args: argparse.Namespace):
     "The app `dataenvgym serve` runs: the flags over the environment variables over the defaults."
     import os
     from dataclasses import replace
-    from dataenvgym.serve import Settings, settings_from_env
+    from dataenvgym.serve import Settings, _settings_from_env
     flags = {'capacity': args.capacity, 'per_client': args.per_client, 'idle_s': args.idle_s,
              'token': args.token,
              'allow_origins': tuple(args.allow_origin) if args.allow_origin else None}
-    base = settings_from_env(Settings(capacity=16 if args.which == 'repair' else 4))
+    base = _settings_from_env(Settings(capacity=16 if args.which == 'repair' else 4))
     settings = replace(base, **{k: v for k, v in flags.items() if v is not None})
     if args.host not in ('127.0.0.1', 'localhost', '::1') and not settings.token:
-        raise UserError(f'serving on {args.host} (beyond localhost) needs --token (or DATAENVGYM_TOKEN)')
+        raise _UserError(f'serving on {args.host} (beyond localhost) needs --token (or DATAENVGYM_TOKEN)')
     if args.which == 'repair':
         from dataenvgym.repair.serve import make_app
         return make_app(
@@ -384,7 +383,7 @@ def serve_app(args: argparse.Namespace):
 def serve(args: argparse.Namespace) -> int:
     "Run `serve_app(args)` with uvicorn until interrupted."
     import uvicorn
-    uvicorn.run(serve_app(args), host=args.host, port=args.port)
+    uvicorn.run(_serve_app(args), host=args.host, port=args.port)
     return 0
 
 # %% ../nbs/80_cli.ipynb #1bead104
@@ -502,11 +501,70 @@ def _add_train(sub, debug: argparse.ArgumentParser) -> None:
                    help='the phase to run (config: print the config as YAML)')
     a.add_argument('--config', default='tiny',
                    help='a YAML/JSON file of TrainConfig, or a named config: '
-                   + ', '.join(TRAIN_CONFIG_NAMES) + ' (default tiny)')
+                   + ', '.join(_TRAIN_CONFIG_NAMES) + ' (default tiny)')
     a.add_argument('--out', default=None, help='run folder shared by the phases (default runs/agent-CONFIG)')
     a.add_argument('--model', default=None,
                    help='eval: the model folder to evaluate (default OUT/grpo, else OUT/sft)')
     a.add_argument('--json', action='store_true', help='print one JSON object')
+
+# %% ../nbs/80_cli.ipynb #818e17fa
+def _add_eval(sub, debug: argparse.ArgumentParser) -> None:
+    "The `eval` command: an LLM on the data-repair environment, beside the scripted agents."
+    e = sub.add_parser('eval', parents=[debug],
+                       help='evaluate an LLM on an OpenAI-compatible endpoint in the data-repair environment')
+    e.add_argument('env', choices=['repair'], help='the environment (repair)')
+    e.add_argument('--model', required=True, help='the model name the endpoint serves')
+    e.add_argument('--base-url', default=None,
+                   help='OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: OpenAI)')
+    e.add_argument('--api-key-env', default='OPENAI_API_KEY',
+                   help='environment variable that holds the API key (default OPENAI_API_KEY; a local '
+                   'server needs none)')
+    e.add_argument('--mode', choices=['tools', 'text'], default='tools',
+                   help='commands as tool calls (default) or one command a text reply')
+    e.add_argument('--tasks', default='task_0_tutorial,task_1_easy,task_2_medium',
+                   help='comma-separated tasks (default task_0_tutorial,task_1_easy,task_2_medium)')
+    e.add_argument('--seeds', default='0-19', help='episode seeds, like 0-19 or 0,3,7 (default 0-19)')
+    e.add_argument('--concurrency', type=_positive, default=4, help='episodes in flight (default 4)')
+    e.add_argument('--out', default=None, help='run folder (default runs/eval-repair/MODEL-MODE); a second '
+                   'start resumes it')
+    e.add_argument('--baselines', default='random,heuristic,oracle',
+                   help='scripted agents played on the same seeds (default random,heuristic,oracle; '
+                   'none: no baseline)')
+    e.add_argument('--max-turns', type=_positive, default=60, help='replies an episode may take (default 60)')
+    e.add_argument('--temperature', type=float, default=0.0, help='sampling temperature (default 0)')
+    e.add_argument('--max-tokens', type=_positive, default=None, help='most tokens in a reply')
+    e.add_argument('--timeout', type=float, default=120.0, help='seconds a request may take (default 120)')
+    e.add_argument('--retries', type=int, default=5,
+                   help='retries of a request on HTTP 429/5xx, timeouts and lost connections (default 5)')
+    e.add_argument('--llm-cache', default=None, help='a JSONL file that records the calls and replays them')
+    e.add_argument('--llm-cache-mode', choices=['auto', 'record', 'replay'], default='auto',
+                   help='auto: replay what is recorded, record the rest (default)')
+    e.add_argument('--json', action='store_true', help='print one JSON object')
+
+# %% ../nbs/80_cli.ipynb #e9036460
+def _slug(text: str) -> str: return re.sub(r'[^A-Za-z0-9._-]+', '-', text).strip('-') or 'model'
+
+def evaluate(args: argparse.Namespace) -> int:
+    "Play an LLM on the repair tasks and seeds; print its table beside the scripted agents (or one JSON object)."
+    from dataenvgym.llm import CallCache, ChatModel, LLMConfig
+    from dataenvgym.repair.llm_agent import LLMAgent, evaluate_llm, llm_report
+    from dataenvgym.stats import parse_seeds
+    config = LLMConfig(model=args.model, base_url=args.base_url, api_key_env=args.api_key_env,
+                       temperature=args.temperature, max_tokens=args.max_tokens, timeout=args.timeout,
+                       http_retries=args.retries)
+    cache = CallCache(args.llm_cache, mode=args.llm_cache_mode) if args.llm_cache else None
+    agent = LLMAgent(ChatModel(config, cache=cache), mode=args.mode, max_turns=args.max_turns)
+    tasks = [t.strip() for t in args.tasks.split(',') if t.strip()]
+    baselines = [] if args.baselines in ('', 'none') else [b.strip() for b in args.baselines.split(',')]
+    out = args.out or f'runs/eval-repair/{_slug(args.model)}-{args.mode}'
+    res = evaluate_llm(agent, tasks, parse_seeds(args.seeds), out, concurrency=args.concurrency,
+                       baselines=baselines, progress=True)
+    if args.json: print(json.dumps(res))
+    else:
+        print(llm_report(res))
+        print(f"\n{res['played_now']} episodes played now ({res['seconds']:.0f}s); episodes, table and figure in "
+              f"{res['out']}/episodes.jsonl, results.md, results.png")
+    return 0
 
 # %% ../nbs/80_cli.ipynb #74a6f042
 def _parser() -> argparse.ArgumentParser:
@@ -521,13 +579,13 @@ def _parser() -> argparse.ArgumentParser:
     debug.add_argument('--debug', action='store_true', default=argparse.SUPPRESS,
                        help='on an error, show the full traceback')
     sub = p.add_subparsers(dest='command', required=True)
-    for add in (_add_student, _add_teach, _add_sweep, _add_train, _add_serve): add(sub, debug)
+    for add in (_add_student, _add_teach, _add_sweep, _add_train, _add_eval, _add_serve): add(sub, debug)
     return p
 
 # %% ../nbs/80_cli.ipynb #ab330da1
 def student(args: argparse.Namespace) -> int:
     "Train and test the domain's student alone; print its per-skill table or one JSON object."
-    out = train_student(args.domain, seed=args.seed, n_train=args.n_train, n_eval=args.n_eval,
+    out = _train_student(args.domain, seed=args.seed, n_train=args.n_train, n_eval=args.n_eval,
                         steps=args.steps, save=args.save, progress=sys.stderr.isatty())
     report = out.pop('report')
     if args.json: print(json.dumps(out))
@@ -562,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     "Entry point of the `dataenvgym` console script: a user error is one stderr line (traceback: `--debug`)."
     args = _parser().parse_args(argv)
     try: return {'teach': teach, 'sweep': sweep, 'train': train_agent,
-                 'student': student, 'serve': serve}[args.command](args)
+                 'student': student, 'eval': evaluate, 'serve': serve}[args.command](args)
     except Exception as e:
-        if args.debug or not is_user_error(e): raise
+        if args.debug or not _is_user_error(e): raise
         return _refuse(args.command, e)

@@ -14,9 +14,8 @@ from fastcore.basics import patch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 # %% auto #0
-__all__ = ['DOMAIN_MEMBERS', 'STUDENT_MEMBERS', 'stable_id', 'Record', 'Task', 'Attempt', 'Datum', 'EvalReport', 'JsonlError',
-           'write_jsonl', 'read_jsonl', 'check_choice', 'Domain', 'Student', 'grade_all', 'evaluate', 'ContractError',
-           'check_domain', 'check_student']
+__all__ = ['stable_id', 'Record', 'Task', 'Attempt', 'Datum', 'EvalReport', 'JsonlError', 'write_jsonl', 'read_jsonl', 'Domain',
+           'Student', 'grade_all', 'evaluate', 'ContractError', 'check_domain', 'check_student']
 
 # %% ../nbs/00_core.ipynb #41209c6a
 # made once: ids are made by the thousand
@@ -171,7 +170,7 @@ def read_jsonl(path: str | Path, cls: type[_R]) -> list[_R]:
     return out
 
 # %% ../nbs/00_core.ipynb #cc3b9713
-def check_choice(value: str, valid: Iterable[str], what: str = 'skill') -> str:
+def _check_choice(value: str, valid: Iterable[str], what: str = 'skill') -> str:
     "Return `value` if it is in `valid`, else raise a `ValueError` listing the valid names."
     valid = list(valid)
     plural = what[:-1] + 'ies' if what.endswith('y') and what[-2:-1] not in 'aeiou' else what + 's'
@@ -276,7 +275,7 @@ class _Checks:
 _BASE = 'subclass dataenvgym.domains.base.DomainBase for a default'
 
 # %% ../nbs/00_core.ipynb #d1d402df
-DOMAIN_MEMBERS = {
+_DOMAIN_MEMBERS = {
     'name': ('name: str', "a class attribute, e.g. name = 'reverse'"),
     'subskills': ('subskills: list[str]', 'the subskills the domain draws tasks of'),
     'skills': ('skills: dict[str, list[str]]', 'skill → its subskills (a property or class attribute)'),
@@ -460,7 +459,7 @@ def _check_extras(c: _Checks, ts: list[Task]) -> None:
 def check_domain(domain, n: int = 6, seed: int = 0):
     "Run a short battery on `domain`; one `ContractError` lists every missing or broken part, else return it."
     c = _Checks(domain, 'Domain')
-    c.members(DOMAIN_MEMBERS)
+    c.members(_DOMAIN_MEMBERS)
     _check_taxonomy(c)
     ts = _check_tasks(c, n, seed)
     _check_grading(c, ts)
@@ -470,7 +469,7 @@ def check_domain(domain, n: int = 6, seed: int = 0):
     return c.done()
 
 # %% ../nbs/00_core.ipynb #f1eabab6
-STUDENT_MEMBERS = {
+_STUDENT_MEMBERS = {
     'fit': ('fit(data, *, from_base=True, progress=True, **settings) -> Student',
             'train on data and return self'),
     'predict': ('predict(tasks) -> list[str]', 'one response per task, in order'),
@@ -547,7 +546,7 @@ def _check_saving(c: _Checks, ts: list[Task], preds: list[str]) -> None:
 def check_student(student, domain: Domain | None = None, n: int = 8, seed: int = 0, **settings):
     "Fit and probe `student` on a few data (fit `settings`: `steps=5`); one `ContractError` lists all issues."
     c = _Checks(student, 'Student')
-    c.members(STUDENT_MEMBERS)
+    c.members(_STUDENT_MEMBERS)
     if not {'fit', 'predict'} <= c.has: return c.done()
     ts, data = _check_data_for(domain, n, seed)
     preds = _check_fitting(c, ts, data, settings)

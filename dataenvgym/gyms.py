@@ -10,27 +10,27 @@ import importlib.abc, importlib.util, sys
 from typing import Any
 
 # %% auto #0
-__all__ = ['NAMESPACE', 'REPAIR_TASKS', 'TEACHING_ENVS', 'env_specs', 'register_envs', 'register_lazily']
+__all__ = ['REPAIR_TASKS', 'TEACHING_ENVS']
 
 # %% ../nbs/06_gyms.ipynb #de5b4589
-NAMESPACE = 'dataenvgym'
+_NAMESPACE = 'dataenvgym'
 REPAIR_TASKS = ('task_0_tutorial', 'task_1_easy', 'task_2_medium', 'task_3_hard', 'task_4_expert')
 TEACHING_ENVS = {'SkillList': 'skill-list', 'SkillTree': 'skill-tree', 'OpenEnded': 'open-ended'}
 
-def env_specs() -> dict[str, tuple[str, dict[str, Any]]]:
+def _env_specs() -> dict[str, tuple[str, dict[str, Any]]]:
     "Every gymnasium id of the package: its entry point and keyword arguments."
     repair = 'dataenvgym.repair.gym:RepairGymEnv'
-    specs = {f'{NAMESPACE}/Repair-v0': (repair, {})}
-    specs |= {f'{NAMESPACE}/Repair-{t}-v0': (repair, {'task': t}) for t in REPAIR_TASKS}
-    specs |= {f'{NAMESPACE}/{name}-v0': ('dataenvgym.teaching.gym:TeachingGymEnv', {'kind': kind})
+    specs = {f'{_NAMESPACE}/Repair-v0': (repair, {})}
+    specs |= {f'{_NAMESPACE}/Repair-{t}-v0': (repair, {'task': t}) for t in REPAIR_TASKS}
+    specs |= {f'{_NAMESPACE}/{name}-v0': ('dataenvgym.teaching.gym:TeachingGymEnv', {'kind': kind})
               for name, kind in TEACHING_ENVS.items()}
     return specs
 
 # %% ../nbs/06_gyms.ipynb #08d98f59
-def register_envs() -> None:
+def _register_envs() -> None:
     "Register every id of `env_specs` with gymnasium; ids already registered are left alone."
     from gymnasium.envs.registration import register, registry
-    for env_id, (entry_point, kwargs) in env_specs().items():
+    for env_id, (entry_point, kwargs) in _env_specs().items():
         if env_id not in registry: register(id=env_id, entry_point=entry_point, kwargs=kwargs)
 
 # %% ../nbs/06_gyms.ipynb #58a2f8bb
@@ -44,12 +44,12 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         run = spec.loader.exec_module
         def exec_then_register(module):
             run(module)
-            register_envs()
+            _register_envs()
         spec.loader.exec_module = exec_then_register
         return spec
 
 # %% ../nbs/06_gyms.ipynb #f5553f97
-def register_lazily() -> None:
+def _register_lazily() -> None:
     "Register the ids now if gymnasium is imported, else right after its first import; never import it here."
-    if 'gymnasium' in sys.modules: return register_envs()
+    if 'gymnasium' in sys.modules: return _register_envs()
     if not any(isinstance(f, _AfterImport) for f in sys.meta_path): sys.meta_path.insert(0, _AfterImport())

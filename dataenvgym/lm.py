@@ -18,12 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from .registry import make
 
 # %% auto #0
-__all__ = ['CHAT_TEMPLATE', 'CHATML_TEMPLATE', 'Precision', 'PRECISION_DTYPES', 'Generate', 'CARDS', 'MODEL_SHAPES',
-           'agent_messages', 'render', 'encode', 'tiny_agent', 'agent_template', 'unsloth_usable', 'precision',
-           'device_args', 'quantization', 'model_source', 'pretrained_agent', 'save_agent', 'sample_commands',
-           'ReplyTrie', 'sample_replies', 'length_report', 'SFTSettings', 'lora_config', 'append_jsonl',
-           'output_folder', 'log_callbacks', 'chat_columns', 'sft_train', 'env_return', 'GRPOSettings', 'grpo_train',
-           'model_shape', 'gpu_estimate']
+__all__ = ['Precision', 'PRECISION_DTYPES', 'agent_messages', 'render', 'encode', 'tiny_agent', 'unsloth_usable', 'precision',
+           'device_args', 'quantization', 'model_source', 'pretrained_agent', 'save_agent', 'sample_replies',
+           'length_report', 'SFTSettings', 'sft_train', 'env_return', 'GRPOSettings', 'grpo_train', 'gpu_estimate']
 
 # %% ../nbs/10_lm.ipynb #d99a0eb2
 def agent_messages(observations: Sequence[str], replies: Sequence[str], system: str) -> list[dict]:
@@ -38,7 +35,7 @@ def agent_messages(observations: Sequence[str], replies: Sequence[str], system: 
     return msgs
 
 # %% ../nbs/10_lm.ipynb #e3e64a6c
-CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}"
+_CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}"
                  "{% if m['role'] == 'assistant' %}"
                  "A: {% generation %}{{ m['content'] }}{{ eos_token }}{% endgeneration %}"
                  "{% else %}{{ 'S' if m['role'] == 'system' else 'U' }}: {{ m['content'] }}\n{% endif %}"
@@ -59,20 +56,20 @@ def tiny_agent(max_length: int = 768, hidden_size: int = 64, layers: int = 3, he
     "A tiny character-level Llama agent built from a config (no download): `(model, tokenizer)`."
     lm = make('student:tiny', max_length=max_length, hidden_size=hidden_size, layers=layers, heads=heads,
               intermediate_size=intermediate_size, seed=seed)
-    lm.tokenizer.chat_template = CHAT_TEMPLATE
+    lm.tokenizer.chat_template = _CHAT_TEMPLATE
     return lm.model, lm.tokenizer
 
 # %% ../nbs/10_lm.ipynb #7bb013bc
-CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}"
+_CHATML_TEMPLATE = ("{% for m in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}"
                    "<|im_start|>{{ m['role'] }}\n"
                    "{% if m['role'] == 'assistant' %}{% generation %}{{ m['content'] }}<|im_end|>{% "
                    "endgeneration %}"
                    "{% else %}{{ m['content'] }}<|im_end|>{% endif %}{% endfor %}"
                    "{% if add_generation_prompt %}{{ '\\n' }}<|im_start|>assistant\n{% endif %}")
 
-def agent_template(tokenizer) -> str:
+def _agent_template(tokenizer) -> str:
     "The agent's chat template: `CHATML_TEMPLATE` if the tokenizer has `<|im_start|>`, else `CHAT_TEMPLATE`."
-    return CHATML_TEMPLATE if '<|im_start|>' in tokenizer.get_vocab() else CHAT_TEMPLATE
+    return _CHATML_TEMPLATE if '<|im_start|>' in tokenizer.get_vocab() else _CHAT_TEMPLATE
 
 # %% ../nbs/10_lm.ipynb #dd600c38
 def unsloth_usable() -> bool:
@@ -165,9 +162,9 @@ def pretrained_agent(name: str | Path, use_unsloth: bool | None = None, max_leng
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     # a saved agent keeps the template it was trained with
     if '{% generation %}' not in (tok.chat_template or ''):
-        tok.chat_template = agent_template(tok)
+        tok.chat_template = _agent_template(tok)
         # a reply ends where its turn does
-        if tok.chat_template == CHATML_TEMPLATE: tok.eos_token = '<|im_end|>'
+        if tok.chat_template == _CHATML_TEMPLATE: tok.eos_token = '<|im_end|>'
     tok.padding_side = 'left'
     return model, tok
 
@@ -179,7 +176,7 @@ def save_agent(model, tokenizer, path: str | Path) -> Path:
     return path
 
 # %% ../nbs/10_lm.ipynb #73b5521a
-Generate = Callable[[Any, Any, list[list[int]]], list[list[int]]]
+_Generate = Callable[[Any, Any, list[list[int]]], list[list[int]]]
 
 def _left_padded(contexts: list[list[int]], pad: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     "Contexts left-padded to one width, and their attention mask."
@@ -190,7 +187,7 @@ def _left_padded(contexts: list[list[int]], pad: int, device) -> tuple[torch.Ten
 
 # %% ../nbs/10_lm.ipynb #5c40b520
 @torch.no_grad()
-def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens: int = 20,
+def _sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens: int = 20,
                     temperature: float = 1.0, greedy: bool = False, **generate_kw) -> list[list[int]]:
     "Each context's next reply as token ids (sampled, or greedy), up to and including the EOS token."
     was_training, pad, eos = model.training, tokenizer.pad_token_id, tokenizer.eos_token_id
@@ -204,7 +201,7 @@ def sample_commands(model, tokenizer, contexts: list[list[int]], max_new_tokens:
     return [o[:o.index(eos) + 1] if eos in o else o for o in out]
 
 # %% ../nbs/10_lm.ipynb #1284eead
-class ReplyTrie:
+class _ReplyTrie:
     "A finite set of replies as a trie of token ids (each ending in the end token), for constrained decoding."
     def __init__(self, tokenizer, replies: Sequence[str]):
         self.eos, self.root, self.replies = tokenizer.eos_token_id, {}, list(dict.fromkeys(replies))
@@ -231,11 +228,11 @@ class ReplyTrie:
         return out
 
 # %% ../nbs/10_lm.ipynb #ee8cf039
-def sample_replies(model, tokenizer, contexts: list[list[int]], trie: ReplyTrie, max_new_tokens: int = 20,
+def sample_replies(model, tokenizer, contexts: list[list[int]], trie: _ReplyTrie, max_new_tokens: int = 20,
                    temperature: float = 1.0, greedy: bool = False) -> list[list[int]]:
     "`sample_commands` kept inside `trie`'s replies: every reply is one of them (or cut at `max_new_tokens`)."
     width = max(map(len, contexts))
-    return sample_commands(model, tokenizer, contexts, max_new_tokens, temperature, greedy,
+    return _sample_commands(model, tokenizer, contexts, max_new_tokens, temperature, greedy,
                            prefix_allowed_tokens_fn=lambda _, ids: trie.allowed(ids[width:].tolist()))
 
 # %% ../nbs/10_lm.ipynb #a3f5c875
@@ -280,32 +277,32 @@ class SFTSettings(BaseModel):
     seed: int = Field(0, description="Random seed of the trainer (TRL's `seed`).")
 
 # %% ../nbs/10_lm.ipynb #04745ae5
-def lora_config(r: int | None, alpha: int, model):
+def _lora_config(r: int | None, alpha: int, model):
     "A LoRA config for rank `r`, or None (no rank, or the model already has an adapter)."
     from peft import LoraConfig, PeftModel
     if r is None or isinstance(model, PeftModel): return None
     return LoraConfig(r=r, lora_alpha=alpha, target_modules='all-linear', task_type='CAUSAL_LM')
 
 # %% ../nbs/10_lm.ipynb #2a85a046
-def append_jsonl(path: Path, rows: Sequence[dict]) -> None:
+def _append_jsonl(path: Path, rows: Sequence[dict]) -> None:
     "Append rows to a JSONL file (its folder is made if needed)."
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open('a') as f: f.writelines(json.dumps(r) + '\n' for r in rows)
 
 @contextmanager
-def output_folder(output_dir: str | Path | None, prefix: str):
+def _output_folder(output_dir: str | Path | None, prefix: str):
     "`output_dir` as given, or a temp folder removed when the `with` block ends (nothing is left in /tmp)."
     if output_dir is not None: yield str(output_dir); return
     with tempfile.TemporaryDirectory(prefix=prefix) as d: yield d
 
 # %% ../nbs/10_lm.ipynb #eafa016b
-def log_callbacks(log_dir: str | Path | None, name: str) -> list:
+def _log_callbacks(log_dir: str | Path | None, name: str) -> list:
     "Trainer callbacks logging to `log_dir/name.jsonl` and to TensorBoard (`log_dir/tensorboard/name`)."
     if log_dir is None: return []
     from transformers import TrainerCallback
     class JSONLLog(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kwargs):
-            append_jsonl(Path(log_dir) / f'{name}.jsonl', [{'step': state.global_step, **(logs or {})}])
+            _append_jsonl(Path(log_dir) / f'{name}.jsonl', [{'step': state.global_step, **(logs or {})}])
     callbacks = [JSONLLog()]
     if importlib.util.find_spec('tensorboard') is not None:
         from torch.utils.tensorboard import SummaryWriter
@@ -314,7 +311,7 @@ def log_callbacks(log_dir: str | Path | None, name: str) -> list:
     return callbacks
 
 # %% ../nbs/10_lm.ipynb #fcc6267e
-def chat_columns(ds) -> list[str]:
+def _chat_columns(ds) -> list[str]:
     "Columns SFT reads: `messages`, and `tools` (the tool schemas the chats' calls use) where there is one."
     return [c for c in ('messages', 'tools') if c in ds.column_names]
 
@@ -326,7 +323,7 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
     from trl import SFTConfig, SFTTrainer
     s = settings or SFTSettings()
     length_report(ds, tokenizer, s.max_length)
-    with output_folder(output_dir, 'sft-') as out:
+    with _output_folder(output_dir, 'sft-') as out:
         args = SFTConfig(output_dir=out, num_train_epochs=s.epochs, max_steps=s.max_steps,
                          per_device_train_batch_size=s.batch_size, learning_rate=s.lr, warmup_steps=s.warmup,
                          lr_scheduler_type='cosine', max_length=s.max_length, assistant_only_loss=True,
@@ -337,10 +334,10 @@ def sft_train(model, tokenizer, ds, settings: SFTSettings | None = None, output_
         trainer = SFTTrainer(
             model=model,
             args=args,
-            train_dataset=ds.select_columns(chat_columns(ds)),
+            train_dataset=ds.select_columns(_chat_columns(ds)),
             processing_class=tokenizer,
-            peft_config=lora_config(s.lora_r, s.lora_alpha, model),
-            callbacks=log_callbacks(log_dir, 'sft'),
+            peft_config=_lora_config(s.lora_r, s.lora_alpha, model),
+            callbacks=_log_callbacks(log_dir, 'sft'),
         )
         if not progress: trainer.remove_callback(PrinterCallback)
         trainer.train()
@@ -415,12 +412,12 @@ def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None,
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
     s = settings or GRPOSettings()
     _check_reference(model, s)
-    with output_folder(output_dir, 'grpo-') as out:
+    with _output_folder(output_dir, 'grpo-') as out:
         trainer = GRPOTrainer(model=model, reward_funcs=env_return, train_dataset=rollouts.dataset,
                               args=_grpo_config(s, out, rollouts.max_length, progress),
                               processing_class=tokenizer,
-                              peft_config=lora_config(s.lora_r, s.lora_alpha, model), rollout_func=rollouts,
-                              callbacks=log_callbacks(log_dir, 'grpo'))
+                              peft_config=_lora_config(s.lora_r, s.lora_alpha, model), rollout_func=rollouts,
+                              callbacks=_log_callbacks(log_dir, 'grpo'))
         if log_dir and rollouts.log_path is None: rollouts.log_path = Path(log_dir) / 'rollouts.jsonl'
         if not progress: trainer.remove_callback(PrinterCallback)
         trainer.train()
@@ -428,17 +425,17 @@ def grpo_train(model, tokenizer, rollouts, settings: GRPOSettings | None = None,
     return trainer
 
 # %% ../nbs/10_lm.ipynb #703cba31
-CARDS = {'T4': {'memory_gb': 15.0, 'tflops': 65.0, 'bandwidth_gbs': 320.0},       # fp16 tensor cores
+_CARDS = {'T4': {'memory_gb': 15.0, 'tflops': 65.0, 'bandwidth_gbs': 320.0},       # fp16 tensor cores
          'A100-40GB': {'memory_gb': 40.0, 'tflops': 312.0, 'bandwidth_gbs': 1555.0}}
 # published shapes of the models the tutorials name, so that their costs are known offline
-MODEL_SHAPES = {'Qwen/Qwen2.5-1.5B-Instruct': dict(
+_MODEL_SHAPES = {'Qwen/Qwen2.5-1.5B-Instruct': dict(
     hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
     num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True)}
 
-def model_shape(name: str | Path):
+def _model_shape(name: str | Path):
     "The transformers config of `name`: a shape in `MODEL_SHAPES`, a saved folder's, else the Hub's."
     from transformers import AutoConfig, Qwen2Config
-    if str(name) in MODEL_SHAPES: return Qwen2Config(**MODEL_SHAPES[str(name)])
+    if str(name) in _MODEL_SHAPES: return Qwen2Config(**_MODEL_SHAPES[str(name)])
     return AutoConfig.from_pretrained(model_source(name))
 
 # %% ../nbs/10_lm.ipynb #8df2fc9f
@@ -455,7 +452,7 @@ def gpu_estimate(name: str | Path, batch_size: int, max_length: int, lora_r: int
                  load_in_4bit: bool = True, card: str = 'T4') -> dict:
     "Estimated peak memory (GB) and speeds of LoRA training `name` on `card`, from its shape (not measured)."
     from transformers import AutoModelForCausalLM
-    cfg, spec = model_shape(name), CARDS[card]
+    cfg, spec = _model_shape(name), _CARDS[card]
     with torch.device('meta'): model = AutoModelForCausalLM.from_config(cfg)
     linear = [tuple(m.weight.shape) for n, m in model.named_modules()
               if isinstance(m, torch.nn.Linear) and not n.endswith('lm_head')]

@@ -19,10 +19,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 # %% auto #0
-__all__ = ['STYLE', 'ACCURACY_CMAP', 'plot_style', 'figure_png', 'plot_rewards', 'live_widgets', 'Explorer']
+__all__ = ['plot_style', 'plot_rewards', 'Explorer']
 
 # %% ../nbs/03_plotting.ipynb #e3b7a933
-STYLE: dict[str, Any] = {
+_STYLE: dict[str, Any] = {
     'figure.dpi': 100, 'figure.facecolor': 'white', 'savefig.dpi': 110, 'savefig.bbox': 'tight',
     'font.size': 9, 'axes.titlesize': 10, 'axes.labelsize': 9, 'xtick.labelsize': 8, 'ytick.labelsize': 8,
     'legend.fontsize': 8, 'legend.frameon': False,
@@ -31,7 +31,7 @@ STYLE: dict[str, Any] = {
     'axes.prop_cycle': mpl.cycler(color=mpl.colormaps['tab10'].colors),
     'lines.linewidth': 1.6, 'lines.markersize': 4, 'image.cmap': 'viridis'}
 
-ACCURACY_CMAP = 'viridis'     # accuracies are coloured on [0, 1] with this map everywhere
+_ACCURACY_CMAP = 'viridis'     # accuracies are coloured on [0, 1] with this map everywhere
 
 # %% ../nbs/03_plotting.ipynb #96b552d8
 @contextmanager
@@ -39,12 +39,12 @@ def plot_style(**overrides) -> Iterator[None]:
     "The house style as a context manager or decorator; `overrides` are further rcParams."
     interactive = mpl.is_interactive()
     try:
-        with mpl.rc_context({**STYLE, **overrides}):
+        with mpl.rc_context({**_STYLE, **overrides}):
             try: yield
             finally: interactive = mpl.is_interactive()
     finally: mpl.interactive(interactive)
 
-def figure_png(fig: Figure) -> bytes:
+def _figure_png(fig: Figure) -> bytes:
     "`fig` as PNG bytes, saved in the house style."
     buf = io.BytesIO()
     with plot_style(): fig.savefig(buf, format='png')
@@ -83,7 +83,7 @@ def _ipywidgets():
         raise ImportError("the explorers' widgets need ipywidgets: pip install 'dataenvgym[viz]'") from e
     return ipywidgets
 
-def live_widgets() -> bool:
+def _live_widgets() -> bool:
     "Whether ipywidgets imports and this runs in a Jupyter kernel, where a frontend can render widgets."
     try: _ipywidgets()
     except ImportError: return False
@@ -113,11 +113,11 @@ class Explorer:
     def png(self) -> bytes:
         "The static picture as PNG bytes (drawn outside pyplot)."
         with plot_style():
-            return figure_png(self._draw(Figure(figsize=self._figsize(), layout='constrained')))
+            return _figure_png(self._draw(Figure(figsize=self._figsize(), layout='constrained')))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
         bundle = {'text/plain': repr(self), 'image/png': self.png()}
-        if live_widgets(): bundle = {**self.widget()._repr_mimebundle_(), **bundle}
+        if _live_widgets(): bundle = {**self.widget()._repr_mimebundle_(), **bundle}
         return {k: v for k, v in bundle.items() if (not include or k in include) and k not in (exclude or ())}
 
 # %% ../nbs/03_plotting.ipynb #8f7110f1
@@ -131,7 +131,7 @@ def _clip(text: str, n: int) -> str:
 def _acc_colors(acc: float | None) -> tuple[str, str]:
     "Background and text colour (hex) for an accuracy in [0, 1]; grey when there is none."
     if acc is None or np.isnan(acc): return '#e5e5e5', '#444444'
-    return mpl.colors.to_hex(mpl.colormaps[ACCURACY_CMAP](acc)), '#ffffff' if acc < .6 else '#000000'
+    return mpl.colors.to_hex(mpl.colormaps[_ACCURACY_CMAP](acc)), '#ffffff' if acc < .6 else '#000000'
 
 def _acc_cell(acc: float | None) -> str:
     bg, fg = _acc_colors(acc)

@@ -12,10 +12,10 @@ from typing import Any
 from pydantic import BaseModel
 
 # %% auto #0
-__all__ = ['KINDS', 'CATALOGUE', 'TABLES', 'ENV_MAKER', 'resolve', 'registered', 'register', 'lookup', 'split_key', 'make']
+__all__ = ['CATALOGUE', 'resolve', 'registered', 'register', 'lookup', 'make']
 
 # %% ../nbs/04_registry.ipynb #8f2884ec
-KINDS: dict[str, str] = {
+_KINDS: dict[str, str] = {
     'env': 'a teaching environment class: (domain, student, engine, config, *, discoverer, proposer, '
                          'initial_allocation, reward, seed_cache)',
     'domain': 'a domain class, built with its own keyword arguments',
@@ -65,7 +65,7 @@ CATALOGUE: dict[str, str] = {
 }
 
 # %% ../nbs/04_registry.ipynb #74b78040
-TABLES: dict[str, str] = {
+_TABLES: dict[str, str] = {
     'preset': 'dataenvgym.teaching.presets:PRESETS',
     'run-config': 'dataenvgym.teaching.paper:RUN_CONFIGS',
     'repair-task': 'dataenvgym.repair.tasks:TASKS',
@@ -86,7 +86,7 @@ def resolve(path: str) -> Any:
 _REGISTERED: dict[str, Any] = {}     # what `register` added, by key `kind:name`
 
 def _check_kind(kind: str) -> str:
-    if kind not in KINDS: raise ValueError(f'Unknown kind {kind!r}; valid kinds: {", ".join(KINDS)}')
+    if kind not in _KINDS: raise ValueError(f'Unknown kind {kind!r}; valid kinds: {", ".join(_KINDS)}')
     return kind
 
 def _of(kind: str, keyed: dict[str, Any]) -> dict[str, Any]:
@@ -95,13 +95,13 @@ def _of(kind: str, keyed: dict[str, Any]) -> dict[str, Any]:
 
 def _entries(kind: str) -> dict[str, Any]:
     "Name → object or lazy path of every entry of `kind`."
-    table = resolve(TABLES[kind]) if kind in TABLES else {}
+    table = resolve(_TABLES[kind]) if kind in _TABLES else {}
     return {**_of(kind, CATALOGUE), **table, **_of(kind, _REGISTERED)}
 
 # %% ../nbs/04_registry.ipynb #148548ad
 def registered(kind: str | None = None) -> list[str]:
     "The names of `kind`, or (no kind) every key `kind:name`."
-    if kind is None: return [f'{k}:{n}' for k in KINDS for n in _entries(k)]
+    if kind is None: return [f'{k}:{n}' for k in _KINDS for n in _entries(k)]
     return list(_entries(_check_kind(kind)))
 
 def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> None:
@@ -126,9 +126,9 @@ def lookup(kind: str, name: str) -> Any:
     return resolve(obj) if isinstance(obj, str) else obj
 
 # %% ../nbs/04_registry.ipynb #661c645e
-ENV_MAKER = 'dataenvgym.teaching.presets:make_env'
+_ENV_MAKER = 'dataenvgym.teaching.presets:make_env'
 
-def split_key(key: str) -> tuple[str, str]:
+def _split_key(key: str) -> tuple[str, str]:
     "`'kind:name'` as (kind, name); a bare name is an environment's."
     kind, sep, name = key.partition(':')
     return (_check_kind(kind), name) if sep else ('env', key)
@@ -136,9 +136,9 @@ def split_key(key: str) -> tuple[str, str]:
 # %% ../nbs/04_registry.ipynb #359bbdc8
 def make(name: str, /, **kwargs) -> Any:
     "Build `name`: an env (a bare name, from a preset and parts) or any `kind:name` entry with `kwargs`."
-    kind, key = split_key(name)
+    kind, key = _split_key(name)
     obj = lookup(kind, key)
-    if kind == 'env': return resolve(ENV_MAKER)(key, **kwargs)
+    if kind == 'env': return resolve(_ENV_MAKER)(key, **kwargs)
     if callable(obj): return obj(**kwargs)
     if not kwargs: return obj
     if not isinstance(obj, BaseModel): raise TypeError(f'{name} is a {type(obj).__name__} value; it takes '

@@ -15,27 +15,25 @@ from glob import glob
 from itertools import count
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
-from .core import Task, check_choice
-from .sandbox_boot import BOOT
+from .core import Task, _check_choice
+from .sandbox_boot import _BOOT
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SANDBOX_ENV', 'MAX_TIMEOUT', 'GRACE', 'STARTUP', 'SLACK', 'SandboxUnavailable', 'check_timeout', 'Limits', 'Run',
-           'box_view', 'seccomp_filter', 'memory_cgroup', 'isolation_prefix', 'refusal', 'parse_message', 'run_program',
-           'run_many']
+__all__ = ['SandboxUnavailable', 'Limits', 'Run', 'refusal', 'run_program', 'run_many']
 
 # %% ../nbs/07_sandbox.ipynb #00c96393
-SANDBOX_ENV = 'DATAENVGYM_SANDBOX'
+_SANDBOX_ENV = 'DATAENVGYM_SANDBOX'
 
-MAX_TIMEOUT = 600.0   # the longest time limit a run (or a task's metadata) may ask for, in seconds
+_MAX_TIMEOUT = 600.0   # the longest time limit a run (or a task's metadata) may ask for, in seconds
 
 class SandboxUnavailable(RuntimeError):
     "Untrusted code cannot be isolated on this machine: the message says why, and how to fix it or opt out."
 
-def check_timeout(value: Any) -> float:
+def _check_timeout(value: Any) -> float:
     "`value` as a time limit in seconds if a number in (0, MAX_TIMEOUT] (so finite); else a clear ValueError."
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
-        raise ValueError(f'the time limit must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, '
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= _MAX_TIMEOUT:
+        raise ValueError(f'the time limit must be a number of seconds above 0 and at most {_MAX_TIMEOUT:g}, '
                          f'not {value!r}')
     return float(value)
 
@@ -51,7 +49,7 @@ class Limits:
     isolation: str | None = None   # 'os' or 'best-effort'; None: $DATAENVGYM_SANDBOX, else 'os'
 
     def __post_init__(self):
-        check_timeout(self.timeout)
+        _check_timeout(self.timeout)
         for name in ('memory_mb', 'output_mb', 'open_files', 'disk_mb'):
             if isinstance(v := getattr(self, name), bool) or not isinstance(v, int) or v <= 0:
                 raise ValueError(f'Limits.{name} must be a positive whole number, not {v!r}')
@@ -59,8 +57,8 @@ class Limits:
     @property
     def mode(self) -> str:
         "The isolation a run gets: `isolation`, else the environment variable, else 'os'."
-        mode = self.isolation or os.environ.get(SANDBOX_ENV) or 'os'
-        return check_choice(mode, ('os', 'best-effort'), 'isolation')
+        mode = self.isolation or os.environ.get(_SANDBOX_ENV) or 'os'
+        return _check_choice(mode, ('os', 'best-effort'), 'isolation')
 
     @property
     def box_mb(self) -> int:
@@ -111,7 +109,7 @@ def _parents(d: str) -> list[str]:
             for a in ('--perms', '0755', '--dir', str(p))]
 
 # %% ../nbs/07_sandbox.ipynb #d84a94bf
-def box_view(interp: dict | None = None) -> list[str]:
+def _box_view(interp: dict | None = None) -> list[str]:
     "bwrap args for the read-only view: /usr (+ links), Python's prefix minus site-packages, /proc, /dev."
     interp, args, roots = interp or _interpreter(), [], []
     for d in ('/usr', '/lib', '/lib64', '/lib32', '/bin', '/sbin'):
@@ -209,7 +207,7 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack('=HBBI', code, jt, jf, k)
 
 # %% ../nbs/07_sandbox.ipynb #34dfd7c5
-def seccomp_filter(machine: str | None = None) -> bytes | None:
+def _seccomp_filter(machine: str | None = None) -> bytes | None:
     "`machine`'s seccomp program (default ours): EPERM for calls above, foreign ABI killed; None if unknown."
     if (arch := _ARCHES.get((machine or platform.machine()).lower())) is None: return None
     col, audit = arch
@@ -241,7 +239,7 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
 
 # %% ../nbs/07_sandbox.ipynb #45757844
 # seconds for a box to exit; seconds for it to start; a time limit's slack
-GRACE, STARTUP, SLACK = 1.0, 20.0, 0.1
+_GRACE, _STARTUP, _SLACK = 1.0, 20.0, 0.1
 
 def _ready(fd: int, deadline: float) -> bool:
     "Can `fd` be read (or has it ended) before `deadline`?"
@@ -293,7 +291,7 @@ def _kill_inside(self: _Box) -> None:
 def stop(self: _Box) -> int:
     "Kill the box (its init first), then the process group; reap the leader; the exit status."
     if self.proc.returncode is None:
-        if not self.exited(0): self._kill_inside(); self.exited(GRACE)
+        if not self.exited(0): self._kill_inside(); self.exited(_GRACE)
         try: os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError): pass
         self.proc.wait()
@@ -348,7 +346,7 @@ def _remove_cgroup(path: str | None) -> None:
 
 # %% ../nbs/07_sandbox.ipynb #f9563377
 @cache
-def memory_cgroup() -> tuple[str, str] | None:
+def _memory_cgroup() -> tuple[str, str] | None:
     "(folder, kind) where each box gets a memory cgroup ('cgroup2' or v1's 'cgroup'), or None: the fallback."
     try: candidates = list(_cgroup_folders())
     except (OSError, ValueError): return None
@@ -411,7 +409,7 @@ def _command(prefix: tuple[str, ...], args_fd: int, cgroup: str | None) -> list[
 # %% ../nbs/07_sandbox.ipynb #8f863ebe
 def _new_cgroup(limits: Limits) -> str | None:
     "A fresh memory cgroup for one box, capped at `limits.box_mb`; None where there is none (the fallback)."
-    return _make_cgroup(*where, limits.box_mb) if (where := memory_cgroup()) else None
+    return _make_cgroup(*where, limits.box_mb) if (where := _memory_cgroup()) else None
 
 # %% ../nbs/07_sandbox.ipynb #4dc1bde6
 def _spawn(prefix: tuple[str, ...], boot: str, job: dict, stdin: bytes, limits: Limits) -> _Box:
@@ -422,7 +420,7 @@ def _spawn(prefix: tuple[str, ...], boot: str, job: dict, stdin: bytes, limits: 
         # report, stdout, stderr, bwrap info
         for _ in range(4): r, w = os.pipe(); ours.append(r); theirs.append(w)
         theirs += [_feed(json.dumps(job).encode()), _feed(stdin)]
-        if prefix: theirs.append(_feed(seccomp_filter()))
+        if prefix: theirs.append(_feed(_seccomp_filter()))
         if prefix: theirs.append(_feed(_bwrap_args(prefix, theirs[-1], theirs[3], limits)))
         report, out, err, info, job_fd, stdin_fd, *bwrap = theirs
         cmd = [*_command(prefix, bwrap[-1] if bwrap else -1, cgroup), '-I', '-S', '-B', '-c', boot,
@@ -455,12 +453,12 @@ def _isolation() -> tuple[tuple[str, ...], str]:
     "The bwrap command up to the per-run part and '', or () and why no box can be built on this machine."
     if not sys.platform.startswith('linux'): return (), f'bubblewrap needs Linux (this is {sys.platform})'
     if not (bwrap := shutil.which('bwrap')): return (), 'bubblewrap is not installed'
-    if seccomp_filter() is None:
+    if _seccomp_filter() is None:
         return (), f'there is no seccomp table for the {platform.machine()} architecture'
     if os.geteuid() == 0 and not shutil.which('setpriv'):
         return (), 'setpriv (util-linux), which starts the box as nobody, is not installed'
     try:
-        prefix = (bwrap, *_namespaces(os.geteuid() == 0), *box_view())
+        prefix = (bwrap, *_namespaces(os.geteuid() == 0), *_box_view())
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         return (), f'the interpreter could not be inspected ({e})'
     try:
@@ -471,7 +469,7 @@ def _isolation() -> tuple[tuple[str, ...], str]:
     return prefix, ''
 
 # %% ../nbs/07_sandbox.ipynb #f4f4d45c
-def isolation_prefix() -> tuple[str, ...]:
+def _isolation_prefix() -> tuple[str, ...]:
     "The bubblewrap command up to the per-run part (seccomp, /tmp, program); () where code can't be isolated."
     return _isolation()[0]
 
@@ -482,7 +480,7 @@ def refusal(why: str | None = None) -> str:
                     f'install bubblewrap) '
                     f'on Linux with user namespaces enabled (or run as root); or, only for code you trust, '
                     f'opt in to the '
-                    f"weaker sandbox with Limits(isolation='best-effort') or {SANDBOX_ENV}=best-effort.")
+                    f"weaker sandbox with Limits(isolation='best-effort') or {_SANDBOX_ENV}=best-effort.")
 
 # %% ../nbs/07_sandbox.ipynb #573cf6b1
 _SHAPES = {frozenset(k.split())
@@ -490,7 +488,7 @@ _SHAPES = {frozenset(k.split())
 _TYPES = {'begin': bool, 'ready': bool, 'timeout': bool, 'i': int, 'got': str,
           'unjsonable': str, 'error': str}
 
-def parse_message(line: bytes) -> dict | None:
+def _parse_message(line: bytes) -> dict | None:
     "One line of a box's report as a dict of known shape with exactly typed values, else None; never raises."
     try: msg = json.loads(line)
     except Exception: return None   # not UTF-8, not JSON, nested too deep, a number too long…
@@ -536,7 +534,7 @@ class _Reader:
             if not self._pump(deadline): return 'late'
         if self.over: return self.over
         line = bytes(self.buf[:end]); del self.buf[:end + 1]; self.seen = 0
-        return 'oversized' if end > self.line_cap else parse_message(line) or 'malformed'
+        return 'oversized' if end > self.line_cap else _parse_message(line) or 'malformed'
 
     def drain(self, deadline: float) -> bool:
         "Read stdout and stderr to their end (True), unless `deadline` or the output limit comes first."
@@ -549,7 +547,7 @@ def _stopped(m: dict | str) -> dict | str: return 'stopped' if m == 'eof' else m
 
 def _read_report(r: _Reader, functional: bool, n: int, step: float) -> tuple[list[dict], dict | str]:
     "Validated call reports, and the end: 'complete', 'stopped' (early), a problem, or the message ending it."
-    if (m := r.next(STARTUP)) != {'begin': True}: return [], _stopped(m)
+    if (m := r.next(_STARTUP)) != {'begin': True}: return [], _stopped(m)
     calls = []
     if functional:
         if (m := r.next(step)) != {'ready': True}: return [], _stopped(m)
@@ -557,7 +555,7 @@ def _read_report(r: _Reader, functional: bool, n: int, step: float) -> tuple[lis
             if not (isinstance(m := r.next(step), dict) and m.get('i') == i): return calls, _stopped(m)
             calls.append(m)
             if 'error' in m or 'timeout' in m: return calls, m
-    m = r.next(GRACE if functional else step)
+    m = r.next(_GRACE if functional else step)
     return calls, 'complete' if m == 'eof' else m
 
 # %% ../nbs/07_sandbox.ipynb #ab9ba553
@@ -593,7 +591,7 @@ def run_program(code: str, *, stdin: str = '', func_name: str | None = None,
                 max_reply: int | None = None) -> Run:
     "Run untrusted `code` after a trusted `prelude`, boxed: on `stdin`, or `func_name` on each of `calls`."
     os_mode = limits.mode == 'os'
-    if os_mode and not isolation_prefix(): raise SandboxUnavailable(refusal())
+    if os_mode and not _isolation_prefix(): raise SandboxUnavailable(refusal())
     n, start, cap = len(calls) if calls is not None else 1, time.monotonic(), limits.output_mb << 20
     functional = func_name is not None
     job = {'code': code, 'prelude': prelude, 'calls': list(calls or []) if functional else None,
@@ -601,13 +599,13 @@ def run_program(code: str, *, stdin: str = '', func_name: str | None = None,
            'module': module, 'timeout': float(limits.timeout), 'limits': limits.rlimits(n)}
     # a report line (functional), or stdout
     reply = cap if max_reply is None else max(1, min(cap, max_reply))
-    with _spawn(isolation_prefix() if os_mode else (), BOOT, job,
+    with _spawn(_isolation_prefix() if os_mode else (), _BOOT, job,
                 stdin.encode('utf-8', 'surrogatepass'), limits) as box:
         reader = _Reader(box, cap, *((reply, None) if functional else (None, reply)))
-        got, end = _read_report(reader, functional, n, limits.timeout * (1 + SLACK))
+        got, end = _read_report(reader, functional, n, limits.timeout * (1 + _SLACK))
         # the report ended: stdout to its end, a moment to exit
         if end == 'complete' or isinstance(end, dict):
-            finished = reader.drain(time.monotonic() + GRACE) and box.exited(GRACE)
+            finished = reader.drain(time.monotonic() + _GRACE) and box.exited(_GRACE)
             if not finished and end == 'complete': end = 'late'
         status, error = _outcome('output' if reader.over == 'output' else end, box.stop(), os_mode)
         out = reader.stdout.decode('utf-8', 'replace')

@@ -14,7 +14,7 @@ from typing import Any, Iterator, Sequence
 from .sandbox import Limits, SandboxUnavailable, run_program
 
 # %% auto #0
-__all__ = ['MAX_CODE', 'MAX_DEPTH', 'MAX_VALUE', 'lines_match', 'same_json', 'same_value', 'check_tests', 'Verdict', 'run_tests']
+__all__ = ['Verdict', 'run_tests']
 
 # %% ../nbs/09_sandbox_grader.ipynb #1575de3a
 _TOKEN = re.compile(r'\S+')
@@ -34,7 +34,7 @@ def _same_numbers(x: str, y: str) -> bool:
     return True
 
 # %% ../nbs/09_sandbox_grader.ipynb #9ffa0828
-def lines_match(got: str, expected: str) -> bool:
+def _lines_match(got: str, expected: str) -> bool:
     "Do two outputs agree by LiveCodeBench's stdin rules (stripped lines; equal text or decimal tokens)?"
     if len(got) > 64 * len(expected) + 4096: return False   # longer than any spelling of the expected output
     got, expected = got.strip(), expected.strip()
@@ -47,7 +47,7 @@ def _kind(x: Any) -> str:
     return 'bool' if isinstance(x, bool) else 'number' if isinstance(x, (int, float)) else type(x).__name__
 
 # %% ../nbs/09_sandbox_grader.ipynb #14742356
-def same_json(a: Any, b: Any) -> bool:
+def _same_json(a: Any, b: Any) -> bool:
     "Are parsed JSON values `a`, `b` equal type for type (`true` ≠ `1`; `1.0` = `1`)? Iterative: any depth."
     todo = [(a, b)]
     while todo:
@@ -63,40 +63,40 @@ def same_json(a: Any, b: Any) -> bool:
     return True
 
 # %% ../nbs/09_sandbox_grader.ipynb #c8ea5317
-def same_value(got: str, expected: str) -> bool:
+def _same_value(got: str, expected: str) -> bool:
     "Is the JSON `got` the JSON `expected`, type for type (as text if `expected` isn't JSON)? Never raises."
     if len(got) > 12 * len(expected) + 64: return False   # no spelling of `expected` is that long: not parsed
     try: exp = json.loads(expected)
     except (ValueError, RecursionError): return got == expected
-    try: return same_json(json.loads(got), exp)
+    try: return _same_json(json.loads(got), exp)
     except Exception: return False
 
 # %% ../nbs/09_sandbox_grader.ipynb #1679b0f6
-MAX_CODE = 1_000_000
+_MAX_CODE = 1_000_000
 
-MAX_DEPTH, MAX_VALUE = 100, 64 << 20   # the deepest expected JSON output; the longest test input or output
+_MAX_DEPTH, _MAX_VALUE = 100, 64 << 20   # the deepest expected JSON output; the longest test input or output
 
 def _depth_problem(text: str) -> str:
     "Why the expected output `text` is nested too deep, or '' (text that is not JSON is compared as text)."
     try: todo = [(json.loads(text), 1)]
-    except RecursionError: return f'the expected output is nested deeper than {MAX_DEPTH}'
+    except RecursionError: return f'the expected output is nested deeper than {_MAX_DEPTH}'
     except ValueError: return ''
     while todo:
         x, depth = todo.pop()
         if isinstance(x, (list, dict)):
-            if depth > MAX_DEPTH: return f'the expected output is nested deeper than {MAX_DEPTH}'
+            if depth > _MAX_DEPTH: return f'the expected output is nested deeper than {_MAX_DEPTH}'
             todo += ((v, depth + 1) for v in (x.values() if isinstance(x, dict) else x))
     return ''
 
 # %% ../nbs/09_sandbox_grader.ipynb #6ba68dda
-def check_tests(tests: Any, functional: bool = False) -> str:
+def _check_tests(tests: Any, functional: bool = False) -> str:
     "Why `tests` cannot be graded (not a list of LiveCodeBench tests, a value too long or too deep), or ''."
     if not isinstance(tests, list): return 'the tests are not a list'
     for i, t in enumerate(tests):
         if not (isinstance(t, dict) and isinstance(t.get('input'), str) and isinstance(t.get('output'), str)):
             return f'test {i} is not a dict with string input and output'
-        if max(len(t['input']), len(t['output'])) > MAX_VALUE:
-            return f'test {i} is longer than {MAX_VALUE:,} characters'
+        if max(len(t['input']), len(t['output'])) > _MAX_VALUE:
+            return f'test {i} is longer than {_MAX_VALUE:,} characters'
         if functional and (why := _depth_problem(t['output'])): return f'test {i}: {why}'
     return ''
 
@@ -148,7 +148,7 @@ def _functional(code: str, tests: Sequence[dict], func_name: str, prelude: str, 
         c = by_index.get(i)
         if c is None: v = Verdict(run.status if run.status != 'ok' else 'error', 0, len(tests), i,
                                   error=run.error or 'no result')
-        elif 'got' in c and same_value(c['got'], t['output']): passed += 1; continue
+        elif 'got' in c and _same_value(c['got'], t['output']): passed += 1; continue
         elif 'got' in c or 'unjsonable' in c: v = Verdict('fail', 0, len(tests), i, t['output'],
                                                           _short(c.get('got', c.get('unjsonable', ''))))
         else: v = Verdict('timeout' if c.get('timeout') else 'error', 0, len(tests), i,
@@ -168,7 +168,7 @@ def _stdin(code: str, tests: Sequence[dict], prelude: str, limits: Limits) -> Ve
         run = run_program(code, stdin=t['input'], prelude=prelude, limits=limits, max_reply=reply)
         seconds += run.seconds
         if run.status != 'ok': return Verdict(run.status, i, len(tests), i, error=run.error, seconds=seconds)
-        if not lines_match(run.stdout, t['output']):
+        if not _lines_match(run.stdout, t['output']):
             return Verdict('fail', i, len(tests), i, t['output'], _short(run.stdout), seconds=seconds)
     return Verdict('pass', len(tests), len(tests), seconds=seconds)
 
@@ -178,10 +178,10 @@ def run_tests(code: str, tests: Sequence[dict], func_name: str | None = None, *,
     "Run `code` on `tests` in the sandbox: call `func_name` on each input, else feed it stdin; never raises."
     tests = list(tests) if isinstance(tests, tuple) else tests
     if isinstance(tests, list) and not tests: return Verdict('error', 0, 0, error='there are no tests')
-    if why := check_tests(tests, bool(func_name)) or _bad_names(code, func_name, prelude):
+    if why := _check_tests(tests, bool(func_name)) or _bad_names(code, func_name, prelude):
         return Verdict('error', 0, len(tests) if isinstance(tests, list) else 0, error=f'cannot grade: {why}')
-    if len(code) > MAX_CODE: return Verdict('error', 0, len(tests), 0,
-                                            error=f'the code is longer than {MAX_CODE:,} characters')
+    if len(code) > _MAX_CODE: return Verdict('error', 0, len(tests), 0,
+                                            error=f'the code is longer than {_MAX_CODE:,} characters')
     try:
         if func_name: return _functional(code, tests, func_name, prelude, limits)
         return _stdin(code, tests, prelude, limits)

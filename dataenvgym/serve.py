@@ -22,9 +22,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 
 # %% auto #0
-__all__ = ['log', 'ENV_VARS', 'LOCAL_HOSTS', 'KEPT_ROUTES', 'ServeError', 'clip', 'describe', 'ResetOptions', 'parse_options',
-           'Settings', 'settings_from_env', 'Session', 'Sessions', 'SessionServer', 'wire', 'origin_allowed',
-           'client_of', 'Guard', 'Describer', 'StepBody', 'SessionBody', 'make_app', 'TypedClient']
+__all__ = ['log', 'ServeError', 'ResetOptions', 'Settings', 'SessionServer', 'wire', 'make_app', 'TypedClient']
 
 # %% ../nbs/05_serve.ipynb #548d679d
 log = logging.getLogger(__name__)
@@ -37,7 +35,7 @@ class ServeError(Exception):
         self.message, self.status, self.code, self.retry_after = message, status, code, retry_after
 
 # %% ../nbs/05_serve.ipynb #4001113b
-def clip(value: Any, n: int = 40) -> str:
+def _clip(value: Any, n: int = 40) -> str:
     "`repr(value)` cut to `n` characters (a container says only its type)."
     if not isinstance(value, (str, int, float, bool, type(None))): return f'a JSON {type(value).__name__}'
     r = (
@@ -48,9 +46,9 @@ def clip(value: Any, n: int = 40) -> str:
     return r if len(r) <= n else r[:n] + '…'
 
 # %% ../nbs/05_serve.ipynb #22f0123e
-def _where(loc: tuple) -> str: return '.'.join(clip(p, 30).strip("'") for p in loc)
+def _where(loc: tuple) -> str: return '.'.join(_clip(p, 30).strip("'") for p in loc)
 
-def describe(e: ValidationError, what: str, valid: Sequence[str] = ()) -> str:
+def _describe(e: ValidationError, what: str, valid: Sequence[str] = ()) -> str:
     "The first three problems of `e` in one line: which field and why, never the input."
     parts = []
     for err in e.errors(include_input=False, include_url=False, include_context=False)[:3]:
@@ -68,10 +66,10 @@ class ResetOptions(BaseModel):
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
     episode_id: Optional[str] = Field(default=None, min_length=1, max_length=128)
 
-def parse_options(cls: type[ResetOptions], data: dict) -> ResetOptions:
+def _parse_options(cls: type[ResetOptions], data: dict) -> ResetOptions:
     "`data` as `cls`, or a `ServeError` naming the bad options."
     try: return cls.model_validate(data)
-    except ValidationError as e: raise ServeError(describe(e, 'reset options',
+    except ValidationError as e: raise ServeError(_describe(e, 'reset options',
                                                            list(cls.model_fields))) from None
 
 # %% ../nbs/05_serve.ipynb #554fa2e7
@@ -92,7 +90,7 @@ class Settings:
             raise ValueError(f'idle_s must be a positive number, not {self.idle_s}')
 
 # %% ../nbs/05_serve.ipynb #a7908265
-ENV_VARS = {'capacity': 'MAX_CONCURRENT_ENVS', 'per_client': 'DATAENVGYM_PER_CLIENT',
+_ENV_VARS = {'capacity': 'MAX_CONCURRENT_ENVS', 'per_client': 'DATAENVGYM_PER_CLIENT',
             'idle_s': 'DATAENVGYM_IDLE_S',
             'token': 'DATAENVGYM_TOKEN', 'allow_origins': 'DATAENVGYM_ALLOW_ORIGIN'}
 
@@ -101,15 +99,15 @@ def _setting(name: str, text: str) -> Any:
     if name == 'token': return text
     if name == 'allow_origins': return tuple(o.strip() for o in text.split(',') if o.strip())
     try: return float(text) if name == 'idle_s' else int(text)
-    except ValueError: raise ValueError(f'{ENV_VARS[name]}={text[:40]!r} is not a number') from None
+    except ValueError: raise ValueError(f'{_ENV_VARS[name]}={text[:40]!r} is not a number') from None
 
-def settings_from_env(base: Settings = Settings(), env: Mapping[str, str] = os.environ) -> Settings:
+def _settings_from_env(base: Settings = Settings(), env: Mapping[str, str] = os.environ) -> Settings:
     "`base` with what the environment variables `ENV_VARS` set."
-    return replace(base, **{k: _setting(k, env[v]) for k, v in ENV_VARS.items() if env.get(v)})
+    return replace(base, **{k: _setting(k, env[v]) for k, v in _ENV_VARS.items() if env.get(v)})
 
 # %% ../nbs/05_serve.ipynb #af151e78
 @dataclass
-class Session:
+class _Session:
     "One client's environment (`None` while it is built)."
     env: Any
     http: bool
@@ -119,16 +117,16 @@ class Session:
     episode_id: Optional[str] = None
 
 # %% ../nbs/05_serve.ipynb #42211178
-class Sessions:
+class _Sessions:
     "At most `capacity` environments made by `factory` (`per_client` for one client), by session id."
     def __init__(self, factory: Callable[[], Any], capacity: int, idle_s: float = 600.0,
                  per_client: Optional[int] = None):
         self.factory, self.capacity, self.idle_s = factory, capacity, idle_s
         self.per_client = per_client or capacity
-        self.live: dict[str, Session] = {}
+        self.live: dict[str, _Session] = {}
         self._lock = threading.Lock()
 
-    def _reap(self) -> list[Session]:
+    def _reap(self) -> list[_Session]:
         "Remove the HTTP sessions idle for `idle_s` and not mid-call (with the lock held); they are to be closed."
         now = time.monotonic()
         idle = [k for k, s in self.live.items()
@@ -142,7 +140,7 @@ class Sessions:
         return max(1, math.ceil(min(waits, default=1)))
 
 # %% ../nbs/05_serve.ipynb #e3ad1768
-def _admit(self: Sessions, http: bool, client: str) -> str:
+def _admit(self: _Sessions, http: bool, client: str) -> str:
     "Reserve a place for `client` (with the lock held), or a `ServeError` with `retry_after`."
     if len(self.live) >= self.capacity:
         wait = self.retry_after()
@@ -155,11 +153,11 @@ def _admit(self: Sessions, http: bool, client: str) -> str:
                          f'retry in {wait} s', 429, 'CAPACITY_REACHED', wait)
     sid = uuid.uuid4().hex
     # the place is taken while the environment is built
-    self.live[sid] = Session(None, http, client)
+    self.live[sid] = _Session(None, http, client)
     return sid
 
 # %% ../nbs/05_serve.ipynb #d481908f
-def _open(self: Sessions, http: bool, client: str = '') -> str:
+def _open(self: _Sessions, http: bool, client: str = '') -> str:
     "A new session's id (its environment built outside the lock), or a `ServeError` when there is no place."
     with self._lock:
         reaped = self._reap()
@@ -175,30 +173,30 @@ def _open(self: Sessions, http: bool, client: str = '') -> str:
     return sid
 
 # %% ../nbs/05_serve.ipynb #88c3bf70
-def _close_env(s: Session) -> None:
+def _close_env(s: _Session) -> None:
     "Close a session's environment; a failure is logged, never raised."
     try:
         if hasattr(s.env, 'close'): s.env.close()
     except Exception: log.exception('closing an environment failed')
 
-def _get(self: Sessions, sid: Any) -> Session:
+def _get(self: _Sessions, sid: Any) -> _Session:
     "The session `sid`, or a `ServeError` that says how to get one."
     s = self.live.get(sid) if isinstance(sid, str) else None
     if s is None or s.env is None:
-        raise ServeError(f'no session {clip(sid)}: start one with POST /reset (it returns a session_id), or '
+        raise ServeError(f'no session {_clip(sid)}: start one with POST /reset (it returns a session_id), or '
                          f'use the '
                          'WebSocket route /ws, which keeps one per connection', 404, 'SESSION_ERROR')
     s.used = time.monotonic()
     return s
 
 # %% ../nbs/05_serve.ipynb #422c420e
-def _close(self: Sessions, sid: str) -> bool:
+def _close(self: _Sessions, sid: str) -> bool:
     "End session `sid`; whether it was live."
     with self._lock: s = self.live.pop(sid, None) if isinstance(sid, str) else None
     if s is not None: _close_env(s)
     return s is not None
 
-Sessions.admit, Sessions.open, Sessions.get, Sessions.close = _admit, _open, _get, _close
+_Sessions.admit, _Sessions.open, _Sessions.get, _Sessions.close = _admit, _open, _get, _close
 
 # %% ../nbs/05_serve.ipynb #d52d5ae2
 class SessionServer:
@@ -217,7 +215,7 @@ class SessionServer:
         def make():
             with self.gate: return factory()
         self.settings, self.max_message = settings, settings.max_body
-        self.sessions = Sessions(make, settings.capacity, settings.idle_s, settings.per_client)
+        self.sessions = _Sessions(make, settings.capacity, settings.idle_s, settings.per_client)
         self.pool = ThreadPoolExecutor(max_workers=settings.capacity + 2, thread_name_prefix='session')
 
     async def run(self, fn: Callable, *args) -> Any:
@@ -225,7 +223,7 @@ class SessionServer:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
 # %% ../nbs/05_serve.ipynb #b26f8fd3
-def _call(s: Session, what: str, fn: Callable[[], Any], gate=nullcontext()) -> Any:
+def _call(s: _Session, what: str, fn: Callable[[], Any], gate=nullcontext()) -> Any:
     "`fn()` under the session's lock (and `gate`); an unexpected exception is logged and reported by its type only."
     with s.lock, gate:
         try: return fn()
@@ -248,7 +246,7 @@ def wire(obs: Observation) -> dict:
 # %% ../nbs/05_serve.ipynb #39b98990
 def _reset(self: SessionServer, sid: str, data: dict) -> dict:
     "Start an episode on session `sid` with the reset options `data`."
-    opts, s = parse_options(self.options, data), self.sessions.get(sid)
+    opts, s = _parse_options(self.options, data), self.sessions.get(sid)
     def go():
         obs = s.env.reset(**opts.model_dump())
         s.episode_id = opts.episode_id or s.env.state.episode_id
@@ -263,7 +261,7 @@ def _step(self: SessionServer, sid: str, data: dict) -> dict:
                                               'SESSION_ERROR')
     try: action = self.action_cls.model_validate(data, strict=True)
     except ValidationError as e:
-        raise ServeError(describe(e, 'action',
+        raise ServeError(_describe(e, 'action',
                                   [f for f in self.action_cls.model_fields if f != 'metadata'])) from None
     return wire(_call(s, 'step', lambda: s.env.step(action), self.gate))
 
@@ -307,7 +305,7 @@ def _frame(self: SessionServer, frame: dict) -> dict:
         raise ServeError('binary frames are not part of the protocol: send JSON as text', code='INVALID_JSON')
     msg = self.object(text)
     if extra := set(msg) - {'type', 'data'}:
-        raise ServeError(f'unknown message field {clip(sorted(extra)[0])} (a message is '
+        raise ServeError(f'unknown message field {_clip(sorted(extra)[0])} (a message is '
                          f'{{"type": ..., "data": {{...}}}})')
     if not isinstance(msg.get('data', {}), dict): raise ServeError('"data" must be a JSON object')
     return msg
@@ -324,7 +322,7 @@ async def _answer(self: SessionServer, sid: str, frame: dict) -> Optional[dict]:
         if kind == 'reset': return {'type': 'observation', 'data': await self.run(self.reset, sid, data)}
         if kind == 'step': return {'type': 'observation', 'data': await self.run(self.step, sid, data)}
         if kind == 'state': return {'type': 'state', 'data': await self.run(self.state, sid)}
-        raise ServeError(f'unknown message type {clip(kind)} (valid: reset, step, state, close)',
+        raise ServeError(f'unknown message type {_clip(kind)} (valid: reset, step, state, close)',
                          code='UNKNOWN_TYPE')
     except ServeError as e: return _error(e)
 
@@ -343,7 +341,7 @@ async def _next_frame(self: SessionServer, ws: WebSocket) -> Optional[dict]:
 async def _serve_ws(self: SessionServer, ws: WebSocket) -> None:
     "One WebSocket connection: one session, frames answered in order until `close`, disconnect or `idle_s` of silence."
     await ws.accept()
-    try: sid = await self.run(self.sessions.open, False, client_of(ws.scope))
+    try: sid = await self.run(self.sessions.open, False, _client_of(ws.scope))
     except ServeError as e:
         await ws.send_text(json.dumps(_error(e)))
         return await ws.close(code=1013)
@@ -385,7 +383,7 @@ def _session_id(body: dict, route: str) -> str:
                          'which keeps a session per connection)', 400, 'SESSION_ERROR')
     sid = body['session_id']
     if not isinstance(sid, str) or not 0 < len(sid) <= 64:
-        raise ServeError(f'session_id must be the string POST /reset returned, not {clip(sid)}',
+        raise ServeError(f'session_id must be the string POST /reset returned, not {_clip(sid)}',
                          400, 'SESSION_ERROR')
     return sid
 
@@ -397,7 +395,7 @@ async def _http_reset(self: SessionServer, request: Request) -> JSONResponse:
     try:
         body = await self.body(request)
         if new := 'session_id' not in body:
-            sid = await self.run(self.sessions.open, True, client_of(request.scope))
+            sid = await self.run(self.sessions.open, True, _client_of(request.scope))
         else:
             sid = _session_id(body, 'POST /reset')
             del body['session_id']
@@ -414,7 +412,7 @@ async def _http_step(self: SessionServer, request: Request) -> JSONResponse:
         body = await self.body(request)
         sid = _session_id(body, 'POST /step')
         if extra := set(body) - {'session_id', 'action', 'timeout_s', 'request_id'}:
-            raise ServeError(f'unknown field {clip(sorted(extra)[0])} (valid: session_id, action)')
+            raise ServeError(f'unknown field {_clip(sorted(extra)[0])} (valid: session_id, action)')
         if not isinstance(body.get('action'), dict): raise ServeError('"action" must be a JSON object')
         return JSONResponse(await self.run(self.step, sid, body['action']))
     except ServeError as e: return _reply(e)
@@ -451,16 +449,16 @@ SessionServer.http_reset, SessionServer.http_step, SessionServer.http_state, Ses
 SessionServer.http_mcp = _http_mcp
 
 # %% ../nbs/05_serve.ipynb #ad4e8794
-LOCAL_HOSTS = frozenset({'localhost', '127.0.0.1', '::1'})
+_LOCAL_HOSTS = frozenset({'localhost', '127.0.0.1', '::1'})
 
-def origin_allowed(origin: Optional[str], host: str, allowed: Sequence[str] = ()) -> bool:
+def _origin_allowed(origin: Optional[str], host: str, allowed: Sequence[str] = ()) -> bool:
     "Whether a request from `origin` (`None`: not a browser) may reach the server that `host` names."
     if origin is None or '*' in allowed or origin in allowed: return True
     try: parts = urlsplit(origin)
     except ValueError: return False
-    return parts.scheme in ('http', 'https') and parts.netloc == host and parts.hostname in LOCAL_HOSTS
+    return parts.scheme in ('http', 'https') and parts.netloc == host and parts.hostname in _LOCAL_HOSTS
 
-def client_of(scope: dict) -> str:
+def _client_of(scope: dict) -> str:
     "Whom a request counts against for the per-client limit: its `X-Client-Id` header, else its address."
     for k, v in scope.get('headers', ()):
         if k.lower() == b'x-client-id': return 'id:' + v.decode('latin-1')[:64]
@@ -471,7 +469,7 @@ def _headers(scope: dict) -> dict[str, str]: return {k.decode('latin-1').lower()
                                                      v in scope['headers']}
 
 # %% ../nbs/05_serve.ipynb #bacdfcf0
-class Guard:
+class _Guard:
     "ASGI middleware for every route: the bearer token, the `Origin`, a JSON body of at most `max_body` bytes."
     def __init__(self, app, settings: Settings): self.app, self.settings = app, settings
 
@@ -486,21 +484,21 @@ class Guard:
         ):
             raise ServeError('this server needs its token: send "Authorization: Bearer <token>"',
                              401, 'UNAUTHORIZED')
-        if not origin_allowed(headers.get('origin'), headers.get('host', ''), s.allow_origins):
-            raise ServeError(f'requests from the origin {clip(headers["origin"], 80)} are refused (a server '
+        if not _origin_allowed(headers.get('origin'), headers.get('host', ''), s.allow_origins):
+            raise ServeError(f'requests from the origin {_clip(headers["origin"], 80)} are refused (a server '
                              f'started '
                              'with --allow-origin ORIGIN accepts it)', 403, 'FORBIDDEN_ORIGIN')
         media = headers.get('content-type', '').split(';')[0].strip().lower()
         if scope['type'] == 'http' and scope['method'] not in ('GET', 'HEAD') and media != 'application/json':
             raise ServeError(f'a request body must be JSON sent with Content-Type: application/json, not '
-                             f'{clip(media or None)}', 415, 'UNSUPPORTED_MEDIA_TYPE')
+                             f'{_clip(media or None)}', 415, 'UNSUPPORTED_MEDIA_TYPE')
 
 # %% ../nbs/05_serve.ipynb #e8773f0b
-async def _read(self: Guard, receive: Callable, headers: dict[str, str]) -> Callable:
+async def _read(self: _Guard, receive: Callable, headers: dict[str, str]) -> Callable:
     "Read the body (at most `max_body` bytes, else a `ServeError`); a `receive` that replays it to the app."
     limit, declared = self.settings.max_body, headers.get('content-length', '').strip()
     if declared.isdigit() and (len(declared) > 15 or int(declared) > limit):
-        raise ServeError(f'a body of {clip(int(declared) if len(declared) < 30 else declared)} bytes is '
+        raise ServeError(f'a body of {_clip(int(declared) if len(declared) < 30 else declared)} bytes is '
                          f'over the '
                          f'limit of {limit:,}', 413, 'PAYLOAD_TOO_LARGE')
     body, more = bytearray(), True
@@ -519,7 +517,7 @@ async def _read(self: Guard, receive: Callable, headers: dict[str, str]) -> Call
     return replay
 
 # %% ../nbs/05_serve.ipynb #b9723118
-async def _guard(self: Guard, scope: dict, receive: Callable, send: Callable) -> None:
+async def _guard(self: _Guard, scope: dict, receive: Callable, send: Callable) -> None:
     if scope['type'] not in ('http', 'websocket'): return await self.app(scope, receive, send)
     headers = _headers(scope)
     try:
@@ -533,10 +531,10 @@ async def _guard(self: Guard, scope: dict, receive: Callable, send: Callable) ->
                                   e.status, headers=extra)(scope, receive, send)
     await self.app(scope, receive, send)
 
-Guard.read, Guard.__call__ = _read, _guard
+_Guard.read, _Guard.__call__ = _read, _guard
 
 # %% ../nbs/05_serve.ipynb #6bf0f899
-class Describer(Environment):
+class _Describer(Environment):
     "An environment that only describes one: its `metadata` for OpenEnv's `/metadata`."
     metadata: EnvironmentMetadata
     def reset(self, *args, **kwargs): raise ServeError('a Describer plays no episode')
@@ -545,13 +543,13 @@ class Describer(Environment):
     def state(self) -> State: return State()
     def get_metadata(self) -> EnvironmentMetadata: return self.metadata
 
-class StepBody(BaseModel):
+class _StepBody(BaseModel):
     "The body of POST /step."
     session_id: str
     action: dict[str, Any]
 
 # %% ../nbs/05_serve.ipynb #09894d66
-class SessionBody(BaseModel):
+class _SessionBody(BaseModel):
     "The body of POST /close."
     session_id: str
 
@@ -559,13 +557,13 @@ def _doc(model: type[BaseModel]) -> dict:
     return {'requestBody': {'content': {'application/json': {'schema': model.model_json_schema()}}}}
 
 # %% ../nbs/05_serve.ipynb #bf6c0bf5
-KEPT_ROUTES = frozenset({'/openapi.json', '/docs', '/docs/oauth2-redirect', '/redoc', '/metadata',
+_KEPT_ROUTES = frozenset({'/openapi.json', '/docs', '/docs/oauth2-redirect', '/redoc', '/metadata',
                          '/health', '/schema'})
 
 # %% ../nbs/05_serve.ipynb #117f399a
 def _add_routes(app: FastAPI, server: SessionServer) -> None:
     "Keep OpenEnv's `KEPT_ROUTES` only; add `server`'s /reset, /step, /close, /state, /ws and /mcp."
-    app.router.routes[:] = [r for r in app.router.routes if getattr(r, 'path', None) in KEPT_ROUTES]
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, 'path', None) in _KEPT_ROUTES]
     body = type('ResetBody', (server.options,),
                 {'__annotations__': {'session_id': Optional[str]}, 'session_id': None})
     control = dict(methods=['POST'], tags=['Environment Control'])
@@ -573,9 +571,9 @@ def _add_routes(app: FastAPI, server: SessionServer) -> None:
                       summary='Start an episode (on a new HTTP session unless session_id '
                       'names one)', openapi_extra=_doc(body), **control)
     app.add_api_route('/step', server.http_step, summary='Run an action on an HTTP session',
-                      openapi_extra=_doc(StepBody), **control)
+                      openapi_extra=_doc(_StepBody), **control)
     app.add_api_route('/close', server.http_close, summary='End an HTTP session',
-                      openapi_extra=_doc(SessionBody),
+                      openapi_extra=_doc(_SessionBody),
                       **control)
     app.add_api_route('/state', server.http_state, methods=['GET'], tags=['State Management'],
                       summary="An HTTP session's state")
@@ -586,11 +584,11 @@ def _add_routes(app: FastAPI, server: SessionServer) -> None:
 # %% ../nbs/05_serve.ipynb #7404b402
 def make_app(server: SessionServer, metadata: EnvironmentMetadata) -> FastAPI:
     "OpenEnv's app (schemas, `metadata`, health) with `server`'s sessions on /reset, /step, /state, /close and /ws."
-    describer = type('Describer', (Describer,), {'metadata': metadata})
+    describer = type('Describer', (_Describer,), {'metadata': metadata})
     app = create_app(describer, server.action_cls, server.observation_cls, env_name=metadata.name,
                      max_concurrent_envs=1, state_cls=server.state_cls)
     _add_routes(app, server)
-    app.add_middleware(Guard, settings=server.settings)
+    app.add_middleware(_Guard, settings=server.settings)
     app.state.server = server
     return app
 

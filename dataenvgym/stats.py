@@ -14,7 +14,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['parse_seeds', 'pair_by_seed', 'bootstrap_ci', 'mean', 'proportion_ci', 'win_rate', 'paired_difference', 'interval',
-           'markdown_table', 'difference_head', 'difference_cells']
+           'markdown_table']
 
 # %% ../nbs/01_stats.ipynb #3ba94cef
 _FORMS = ('seeds are whole numbers ≥ 0, ranges like 0-9 (both ends included), lists like 0,3,7, '
@@ -119,10 +119,10 @@ def markdown_table(head: Sequence[str], rows: Iterable[Sequence[Any]], left: int
                      + ['| ' + ' | '.join(map(str, r)) + ' |' for r in rows])
 
 # %% ../nbs/01_stats.ipynb #cd68ae93
-def difference_head(unit: str = 'points', confidence: float = 0.95) -> list[str]:
+def _difference_head(unit: str = 'points', confidence: float = 0.95) -> list[str]:
     "The titles of the columns `difference_cells` fills."
     return ['seeds', f'mean ({unit})', f'{confidence:.0%} CI', 'first wins']
 
-def difference_cells(d: dict[str, Any], fmt: str = '+.1f') -> list[str]:
+def _difference_cells(d: dict[str, Any], fmt: str = '+.1f') -> list[str]:
     "A `paired_difference` as table cells: its seeds, mean, interval and win rate."
     return [str(d['n']), f"{d['mean_diff']:{fmt}}", interval(d['ci'], fmt), f"{d['win_rate']:.0%}"]

@@ -6,7 +6,8 @@ Docs: https://dataenvgym.github.io/dataenvgym/testing.html.md"""
 
 # %% ../nbs/90_testing.ipynb #0d6c7607
 from __future__ import annotations
-import json, random, re
+import json, random, re, threading
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
@@ -15,15 +16,15 @@ from fastcore.basics import patch
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from .core import Domain, Task
+from .core import Domain, Task, stable_id
 from .domains.vqa_scenes import VOCAB
-from .teaching.engines import wrong_answer
+from .teaching.engines import _wrong_answer
 from .teaching.envs import stable_seed
 from .teaching.policies import allocate
-from .teaching.skills import mask_digits, prompt_vectorizer
+from .teaching.skills import _mask_digits, _prompt_vectorizer
 
 # %% auto #0
-__all__ = ['CHATML_HUB_TEMPLATE', 'StandInTeacher', 'chat_corpus', 'chat_tokenizer', 'tiny_chat_model', 'simulated_card']
+__all__ = ['StandInTeacher', 'chat_corpus', 'chat_tokenizer', 'tiny_chat_model', 'simulated_card', 'scripted_repair_model']
 
 # %% ../nbs/90_testing.ipynb #ba1cd3e9
 def _field(text: str, name: str) -> str:
@@ -48,9 +49,9 @@ class StandInTeacher:
         self.answers = {t.prompt: t.answer for t in self.bank}
         pool = [t for sub in domain.subskills for t in domain.tasks(60, subskill=sub, seed=seed)]
         self.shapes: dict[str, str] = {}
-        for t in pool: self.shapes.setdefault(mask_digits(t.prompt), t.subskill)
+        for t in pool: self.shapes.setdefault(_mask_digits(t.prompt), t.subskill)
         self.skill_of = {sub: skill for skill, subs in domain.skills.items() for sub in subs}
-        self._classifier = make_pipeline(prompt_vectorizer(), LogisticRegression(C=10, max_iter=2000))
+        self._classifier = make_pipeline(_prompt_vectorizer(), LogisticRegression(C=10, max_iter=2000))
         if len(domain.subskills) > 1: self._classifier.fit([t.prompt for t in pool],
                                                            [t.subskill for t in pool])
         else: self._classifier = None                                    # one subskill: every prompt is of it
@@ -59,7 +60,7 @@ class StandInTeacher:
 
     def subskill_of(self, prompt: str) -> str:
         "The subskill whose drawn prompts have `prompt`'s shape, else a classifier of drawn prompts' pick."
-        if (shape := self.shapes.get(mask_digits(prompt))) or self._classifier is None:
+        if (shape := self.shapes.get(_mask_digits(prompt))) or self._classifier is None:
             return shape or self.domain.subskills[0]
         return str(self._classifier.predict([prompt])[0])
 
@@ -90,7 +91,7 @@ def _items(self: StandInTeacher, text, request, rng) -> dict:
     if self.calls % self.short_every == 0 and n > 1: tasks = tasks[:n - max(1, n // 4)]
     # sometimes one extra: dropped
     else: tasks = tasks[:n + (self.calls % 3 == 0)]
-    return {'items': [{'prompt': t.prompt, 'answer': wrong_answer(t.answer, rng)
+    return {'items': [{'prompt': t.prompt, 'answer': _wrong_answer(t.answer, rng)
                        if rng.random() < self.wrong_rate else t.answer}
                       for t in tasks]}
 
@@ -168,7 +169,7 @@ def _draw(self: StandInTeacher, text: str, rng: random.Random, bank: bool = Fals
 def _mathitems(self: StandInTeacher, text, request, rng) -> dict:
     out = []
     for t in self._draw(text, rng, bank=True):
-        answer = wrong_answer(t.answer, rng) if self._wrong(rng) else t.answer
+        answer = _wrong_answer(t.answer, rng) if self._wrong(rng) else t.answer
         out.append({'problem': t.prompt,
                     'solution': f'Working it through gives {answer}. The final answer is {answer}.',
                     'final_answer': answer})
@@ -180,7 +181,7 @@ def _solutions(self: StandInTeacher, text, request, rng) -> dict:
     out = []
     for i, p in re.findall(r'^(\d+)\. (.*)$', text, re.M):
         truth = self.answers.get(p) or self.domain.solve(p) or '0'
-        a = truth if rng.random() < self.solve_rate else wrong_answer(truth, rng)
+        a = truth if rng.random() < self.solve_rate else _wrong_answer(truth, rng)
         out.append({'index': int(i), 'solution': f'The final answer is {a}.', 'final_answer': a})
     return {'solutions': out}
 
@@ -225,7 +226,7 @@ def _openendedaction(self: StandInTeacher, text, request, rng) -> dict:
     return {'specs': [{'n': n, field: k} for k, n in counts.items() if n]}
 
 # %% ../nbs/90_testing.ipynb #0f4ca425
-CHATML_HUB_TEMPLATE = ("{% for m in messages %}"
+_CHATML_HUB_TEMPLATE = ("{% for m in messages %}"
                        "{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
                        "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
@@ -247,7 +248,7 @@ def chat_tokenizer(texts: Sequence[str], vocab_size: int = 2048):
         vocab_size=vocab_size, special_tokens=['<|endoftext|>', '<|im_start|>', '<|im_end|>'],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
     return PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token='<|im_end|>', pad_token='<|endoftext|>',
-                                   chat_template=CHATML_HUB_TEMPLATE)
+                                   chat_template=_CHATML_HUB_TEMPLATE)
 
 # %% ../nbs/90_testing.ipynb #aa8f7820
 def tiny_chat_model(folder: str | Path, hidden_size: int = 64, layers: int = 2, seed: int = 0) -> Path:
@@ -275,3 +276,36 @@ def simulated_card(capability: tuple[int, int] | None):
          patched.object(torch.cuda, 'get_device_capability', lambda *a, **k: capability), \
          patched.object(torch.cuda, 'is_bf16_supported', lambda *a, **k: card):
         yield
+
+# %% ../nbs/90_testing.ipynb #e9496d15
+_REPAIR_PLAN = ('query_cleaner', 'apply 1', 'apply 2', 'validate', 'submit')
+_FAULTS = ('429', '500', 'timeout', 'babble')
+
+def _planned_reply(command: str, tools: bool, turn: int):
+    name, *args = command.split()
+    if not tools: return command
+    return {'tool': name, 'arguments': {'n': int(args[0])} if args else {}, 'id': f'call_{turn}'}
+
+def scripted_repair_model(plan: Sequence[str] = _REPAIR_PLAN, delay: float = 0.0, faults: dict | None = None,
+                          timeout_delay: float = 1.0):
+    "A `ScriptedServer` that plays `plan` in the repair environment (text or tool calls), with `faults` if asked."
+    from dataenvgym.llm import ScriptedServer
+    faults = faults or {}
+    if bad := set(faults) - set(_FAULTS): raise ValueError(f'unknown faults {sorted(bad)}; valid: {_FAULTS}')
+    attempts, lock = Counter(), threading.Lock()
+    def answer(request: dict):
+        messages = request.get('messages', [])
+        key = stable_id(messages, n=16)
+        with lock: attempts[key] += 1; first = attempts[key] == 1
+        k = sum(m.get('role') == 'assistant' for m in messages)
+        reply = _planned_reply(plan[min(k, len(plan) - 1)], bool(request.get('tools')), k)
+        u, lo = int(key, 16) / 16 ** 16, 0.0
+        for fault in _FAULTS:
+            if lo <= u < lo + faults.get(fault, 0.0):
+                if fault == 'babble': reply = 'Let me look at the data before I decide.'
+                elif first: reply = {'delay': timeout_delay, 'reply': reply} if fault == 'timeout' else \
+                    {'status': int(fault), 'message': f'stand-in fault {fault}'}
+                break
+            lo += faults.get(fault, 0.0)
+        return {'delay': delay, 'reply': reply} if delay else reply
+    return ScriptedServer(answer)

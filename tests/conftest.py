@@ -30,7 +30,7 @@ def pytest_configure(config):
 def _no_box() -> str:
     "Why untrusted code cannot be boxed on this machine ('' where it can, or where the weaker sandbox was opted in to)."
     from dataenvgym import sandbox
-    if os.environ.get(sandbox.SANDBOX_ENV) == 'best-effort': return ''
+    if os.environ.get(sandbox._SANDBOX_ENV) == 'best-effort': return ''
     return sandbox._isolation()[1]
 
 

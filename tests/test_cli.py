@@ -54,12 +54,13 @@ def test_unknown_names_are_one_line():
 
 
 def test_bad_config_files_are_one_line(tmp_path):
-    files = {'broken.yaml': 'eval_seeds: [5\n', 'values.yaml': 'eval_seeds: [5, 5]\n', 'types.yaml': 'sft: {max_steps: many}\n',
+    files = {'broken.yaml': 'eval_seeds: [5\n', 'values.yaml': 'eval_seeds: 9-5\n', 'old.yaml': 'eval_seeds: [5, 5]\n', 'types.yaml': 'sft: {max_steps: many}\n',
              'unknown.yaml': 'nonsense_key: 3\n', 'list.yaml': '- 1\n- 2\n'}
     for name, text in files.items(): (tmp_path / name).write_text(text)
     for name, says in [('missing.yaml', 'no config file missing.yaml (named configs: tiny, tiny-curriculum'),
                        ('broken.yaml', 'broken.yaml: not valid YAML: expected \',\' or \']\''),
-                       ('values.yaml', 'values.yaml: eval_seeds is [start, stop) with start < stop; got [5, 5]'),
+                       ('values.yaml', "values.yaml: eval_seeds: the seed range '9-5' is empty"),
+                       ('old.yaml', 'old.yaml: eval_seeds: [5, 5]: an old-style [start, stop) pair needs 0 ≤ start < stop'),
                        ('types.yaml', 'types.yaml: sft.max_steps: Input should be a valid integer'),
                        ('unknown.yaml', 'unknown.yaml: nonsense_key: Extra inputs are not permitted'),
                        ('list.yaml', 'list.yaml: Input should be a valid dictionary')]:
@@ -110,14 +111,14 @@ def test_train_sft_grpo_eval_from_a_config_file(tmp_path):
     assert all((out / f).exists() for f in ['logs/sft.jsonl', 'logs/grpo.jsonl', 'logs/rollouts.jsonl', 'eval.png', 'training.png',
                                             'eval.md'])
     text = run('train', 'eval', '--config', str(config), '--out', str(out)).stdout
-    assert text.startswith('success rate on seeds [1000, 1002)') and '| task_3_hard | trained | 2 |' in text
+    assert text.startswith('success rate on seeds 1000-1001') and '| task_3_hard | trained | 2 |' in text
     assert 'GRPO minus its SFT start' in text and 'Commands per episode' in text
 
 
 def test_train_with_a_bad_config_is_a_clear_error(tmp_path):
     bad = tmp_path / 'bad.yaml'
-    bad.write_text('eval_seeds: [5, 5]\n')
-    one_line_error('train', 'sft', '--config', str(bad), says='eval_seeds is [start, stop) with start < stop')
+    bad.write_text('eval_seeds: 5-5,7\n')
+    one_line_error('train', 'sft', '--config', str(bad), says='a phase takes a block of consecutive seeds, like 0-29')
     one_line_error('train', 'eval', '--config', 'tiny', '--out', str(tmp_path / 'empty'), fresh=True, says='nothing to evaluate')
 
 
@@ -162,7 +163,7 @@ def test_teach_refuses_what_it_cannot_build_in_one_line():
         assert out.stderr.count('\n') == 1 and 'Traceback' not in out.stderr, out.stderr
 
 
-COMMANDS = ['student', 'teach', 'sweep', 'train', 'serve']
+COMMANDS = ['student', 'teach', 'sweep', 'train', 'serve', 'eval']
 
 
 def test_the_help_test_covers_every_command():

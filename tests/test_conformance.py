@@ -1,10 +1,11 @@
 """One seeded repair episode played through every interface the package offers — in process, HTTP, WebSocket (OpenEnv's
-client), gymnasium (`gymnasium.make`), TRL's `environment_factory` class and `verifiers` (`vf-eval` on
-`dataenvgym.repair.vf`) — with the same commands: every interface must see the same observations and rewards, step for
+client), gymnasium (`gymnasium.make`), TRL's `environment_factory` class and `verifiers` 0.4 (`vf-eval` on the plugin
+`dataenvgym_repair`) — with the same commands: every interface must see the same observations and rewards, step for
 step. One live uvicorn on 127.0.0.1 for the environment server, one for the scripted model that `vf-eval` talks to;
-every loop is bounded. Skipped without the `serve` extra; the verifiers tests skip, saying why, without `vf-eval` next to
-this Python (the `verifiers` extra) or in `DATAENVGYM_VERIFIERS_PYTHON`'s folder (a separate environment that has it)."""
-import json, os, subprocess, sys
+every loop is bounded. Skipped without the `serve` extra; the verifiers tests skip, saying why, without a verifiers 0.4
+`vf-eval` next to this Python (the `verifiers` extra) or in `DATAENVGYM_VERIFIERS_PYTHON`'s folder (a separate
+environment that has it: 0.4 cannot co-install with the `serve` extra), or without `uv` (its chat harness needs it)."""
+import json, os, shutil, subprocess, sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,8 @@ from serving import scripted_chat_app, serve  # noqa: E402  (tests/serving.py)
 import dataenvgym  # noqa: F401  (registers the gymnasium ids)
 from dataenvgym.repair.agents import HeuristicAgent
 from dataenvgym.repair.env import RepairEnv, RepairObservation
-from dataenvgym.repair.gym import RepairToolEnv, render_observation
-from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, to_wire
+from dataenvgym.repair.gym import RepairToolEnv, _render_observation
+from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, _to_wire
 from dataenvgym.repair.demos import observation_text
 
 TASK, SEED, MAX_STEPS = 'task_1_easy', 3, 60
@@ -27,7 +28,7 @@ TASK, SEED, MAX_STEPS = 'task_1_easy', 3, 60
 def normal(obs: RepairObservation | dict) -> dict:
     "An observation as JSON data in its wire form (what every interface must agree on)."
     if isinstance(obs, dict): obs = RepairObservation.model_validate(obs)
-    return json.loads(json.dumps(to_wire(obs).model_dump(mode='json')))
+    return json.loads(json.dumps(_to_wire(obs).model_dump(mode='json')))
 
 
 @pytest.fixture(scope='module')
@@ -88,45 +89,70 @@ def through_trl_factory(commands):
     return out, texts, env.rewards, env.get_reward()
 
 
+def verifiers_version(python: Path) -> str | None:
+    "The verifiers version `python` has (None if it has none)."
+    code = 'import importlib.metadata as m; print(m.version("verifiers"))'
+    r = subprocess.run([str(python), '-c', code], capture_output=True, text=True, timeout=120)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
 def vf_eval_script() -> Path | None:
-    "`vf-eval` of this Python's environment, else of `DATAENVGYM_VERIFIERS_PYTHON`'s; None if neither has it."
+    "verifiers 0.4's `vf-eval`: this Python's, else `DATAENVGYM_VERIFIERS_PYTHON`'s; None if neither has it."
     for python in (sys.executable, os.environ.get('DATAENVGYM_VERIFIERS_PYTHON')):
-        if python and (Path(python).parent / 'vf-eval').is_file(): return Path(python).parent / 'vf-eval'
+        if not python or not (Path(python).parent / 'vf-eval').is_file(): continue
+        if (verifiers_version(Path(python)) or '').startswith('0.4'): return Path(python).parent / 'vf-eval'
     return None
+
+
+def text(message: dict) -> str:
+    "The text of a chat message on a trace (a list of parts is joined)."
+    content = message.get('content')
+    if isinstance(content, list): content = ''.join(p.get('text', '') for p in content if isinstance(p, dict))
+    return content or ''
 
 
 @pytest.fixture(scope='module')
 def through_verifiers(script, tmp_path_factory):
-    "`vf-eval dataenvgym.repair.vf` on the episode, its model a server replaying the commands: the saved rollout."
+    "`vf-eval dataenvgym_repair` on the episode, its model a server replaying the commands: the saved trace."
     vf_eval = vf_eval_script()
     if vf_eval is None:
-        pytest.skip('verifiers is not installed: pip install "dataenvgym[verifiers]" (or point '
-                    'DATAENVGYM_VERIFIERS_PYTHON at a Python that has it)')
+        pytest.skip('verifiers 0.4 is not installed: pip install "dataenvgym[verifiers]" in its own environment and '
+                    'point DATAENVGYM_VERIFIERS_PYTHON at its Python (it cannot co-install with the serve extra)')
+    path = os.pathsep.join([str(vf_eval.parent), os.environ.get('PATH', '')])
+    if shutil.which('uv', path=path) is None:
+        pytest.skip("vf-eval's `null` chat harness runs its client with uv: pip install uv (beside vf-eval or on PATH)")
     url, server = serve(scripted_chat_app(script[0]))
     out = tmp_path_factory.mktemp('vf-eval')
-    root = str(Path(__file__).parents[1])
-    env = {**os.environ, 'SCRIPTED_KEY': 'none', 'PYTHONPATH': os.pathsep.join([root, os.environ.get('PYTHONPATH', '')])}
-    args = ['dataenvgym.repair.vf', '-a', json.dumps({'tasks': [TASK], 'seeds': [SEED], 'max_turns': MAX_STEPS + 1}),
-            '-m', 'scripted', '-b', f'{url}/v1', '-k', 'SCRIPTED_KEY', '-n', '1', '-r', '1', '-s', '-o', str(out),
-            '-C', 'observations', '--disable-env-server', '--disable-tui']
-    try: run = subprocess.run([str(vf_eval), *args], env=env, capture_output=True, text=True, timeout=300, cwd=out)
+    root = str(Path(__file__).parents[1])         # the checkout's dataenvgym and dataenvgym_repair, on both sides
+    env = {**os.environ, 'SCRIPTED_KEY': 'none', 'PATH': path,
+           'PYTHONPATH': os.pathsep.join([root, os.environ.get('PYTHONPATH', '')])}
+    args = ['dataenvgym_repair', '--env.taskset.tasks', TASK, '--env.taskset.seeds', str(SEED),
+            '--env.player.max-turns', str(MAX_STEPS), '-m', 'scripted', '--client.base-url', f'{url}/v1',
+            '--client.api-key-var', 'SCRIPTED_KEY', '-n', '1', '-r', '1', '-c', '1', '-o', str(out),
+            '--no-push', '--no-rich']
+    try: run = subprocess.run([str(vf_eval), *args], env=env, capture_output=True, text=True, timeout=600, cwd=out)
     finally: server.should_exit = True
-    assert run.returncode == 0, run.stderr[-3000:]
-    (results,) = out.glob('evals/*/*/results.jsonl')
-    (rollout,) = [json.loads(line) for line in results.read_text().splitlines()]
-    return rollout
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    (traces,) = out.glob('*/traces.jsonl')
+    (episode,) = [json.loads(line) for line in traces.read_text().splitlines() if line.strip()]
+    assert episode['ok'] and not episode['errors'], episode['errors']
+    (trace,) = episode['traces']
+    return trace
 
 
 def test_in_process_and_verifiers_agree(script, through_verifiers):
-    "vf-eval's rollout: the same observations and rewards, the commands as the model's replies, the return as reward."
+    "vf-eval's trace: the same observations and step rewards, the commands as the replies, the return as the reward."
     commands, seen = script
-    rollout = through_verifiers
-    assert [normal(o) for o in rollout['observations']] == seen and rollout['error'] is None
-    assert [m['content'] for m in rollout['completion'] if m['role'] == 'assistant'] == commands
-    assert rollout['reward'] == pytest.approx(sum(o['reward'] for o in seen[1:]))
-    assert rollout['stop_condition'] == 'has_final_env_response'
-    said = [m['content'] for m in rollout['prompt'] + rollout['completion'] if m['role'] == 'user']
-    assert said == [observation_text(RepairObservation.model_validate(o)) for o in seen]
+    trace, info = through_verifiers, through_verifiers['info']
+    assert [normal(o) for o in info['observations']] == seen and trace['ok'] and not trace['errors']
+    assert info['step_rewards'] == pytest.approx([o['reward'] for o in seen[1:]])
+    assert [text(n['message']) for n in trace['nodes'] if n.get('sampled')] == commands
+    assert list(trace['rewards']) == ['episode_return']
+    assert trace['rewards']['episode_return']['score'] == pytest.approx(sum(o['reward'] for o in seen[1:]))
+    assert trace['stop_condition'] == 'user_closed'       # the episode ended, not the seat's max_turns
+    said = [text(n['message']) for n in trace['nodes'] if n['message']['role'] == 'user']
+    texts = [observation_text(RepairObservation.model_validate(o)) for o in seen]
+    assert said == texts[:-1] and info['final_observation_text'] == texts[-1]     # the last one is kept, not sent
 
 
 def test_in_process_and_http_agree(script, url):
@@ -141,7 +167,7 @@ def test_in_process_and_gymnasium_agree(script):
     commands, seen = script
     out, texts, rewards = through_gymnasium(commands)
     assert out == seen and rewards == [o['reward'] for o in seen[1:]]
-    assert texts == [render_observation(RepairObservation.model_validate(o)) for o in seen]
+    assert texts == [_render_observation(RepairObservation.model_validate(o)) for o in seen]
 
 
 def test_in_process_and_trl_factory_agree(script):
@@ -165,5 +191,5 @@ def test_all_five_interfaces_agree(script, url):
 def test_all_six_interfaces_agree(script, url, through_verifiers):
     "The same episode, six ways: identical observations and rewards everywhere."
     commands, seen = script
-    runs = {**runs_of_five(url, commands), 'verifiers': [normal(o) for o in through_verifiers['observations']]}
+    runs = {**runs_of_five(url, commands), 'verifiers': [normal(o) for o in through_verifiers['info']['observations']]}
     for name, out in runs.items(): assert out == seen, f'{name} differs from the in-process episode'

@@ -18,8 +18,8 @@ from dataenvgym.repair.tool_train import tool_agent, tool_dataset, tool_grpo_tra
 from dataenvgym import gyms
 from dataenvgym.repair.tasks import TASKS
 
-REPAIR_IDS = [i for i in gyms.env_specs() if '/Repair' in i]
-TEACHING_IDS = [i for i in gyms.env_specs() if '/Repair' not in i]
+REPAIR_IDS = [i for i in gyms._env_specs() if '/Repair' in i]
+TEACHING_IDS = [i for i in gyms._env_specs() if '/Repair' not in i]
 
 
 def test_import_registers_the_ids_without_importing_gymnasium():
@@ -28,7 +28,7 @@ def test_import_registers_the_ids_without_importing_gymnasium():
             'import gymnasium as gym; print(sorted(i for i in gym.registry if i.startswith("dataenvgym/")))')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().replace("'", '"')) == sorted(gyms.env_specs())
+    assert json.loads(out.stdout.strip().replace("'", '"')) == sorted(gyms._env_specs())
     code = 'import gymnasium as gym; print(type(gym.make("dataenvgym:dataenvgym/Repair-v0").unwrapped).__name__)'
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
     assert out.stdout.strip() == 'RepairGymEnv', out.stderr[-2000:]
@@ -39,7 +39,7 @@ def test_import_registers_the_ids_without_importing_gymnasium():
 def test_check_env_passes_for_every_repair_id(env_id):
     env = gym.make(env_id, max_chars=1024)
     check_env(env.unwrapped, skip_render_check=True)
-    assert env.unwrapped.env.reset(seed=0).metadata['task'] == gyms.env_specs()[env_id][1].get('task', 'task_0_tutorial')
+    assert env.unwrapped.env.reset(seed=0).metadata['task'] == gyms._env_specs()[env_id][1].get('task', 'task_0_tutorial')
 
 
 def test_the_budget_ending_an_episode_truncates_it():
@@ -57,7 +57,7 @@ def test_the_budget_ending_an_episode_truncates_it():
 @pytest.mark.parametrize('env_id', TEACHING_IDS)
 def test_every_teaching_id_is_made(env_id):
     env = gym.make(env_id)
-    assert env.unwrapped.env.name == gyms.env_specs()[env_id][1]['kind']
+    assert env.unwrapped.env.name == gyms._env_specs()[env_id][1]['kind']
 
 
 def test_a_teaching_step_through_gymnasium_is_the_environment_s():

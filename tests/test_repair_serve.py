@@ -17,7 +17,7 @@ from serving import serve  # noqa: E402  (tests/serving.py)
 
 from dataenvgym.repair.agents import HeuristicAgent, RandomAgent
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, to_wire
+from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, _to_wire
 
 SESSIONS = [(seed, 'task_0_tutorial' if seed % 2 else 'task_1_easy',
              RandomAgent if seed % 3 else lambda s: HeuristicAgent()) for seed in range(8)]
@@ -53,10 +53,10 @@ def in_process(seed, task, make_agent):
     env, agent, out = RepairEnv(task), make_agent(seed), []
     obs = env.reset(seed=seed)
     agent.begin(env)
-    out.append(to_wire(obs).model_dump())
+    out.append(_to_wire(obs).model_dump())
     while not obs.done:
         obs = env.step(agent.act(obs))
-        out.append(to_wire(obs).model_dump())
+        out.append(_to_wire(obs).model_dump())
     return out
 
 
@@ -86,7 +86,7 @@ def over_http(url, seed, task, make_agent):
         sid = r.json()['session_id']
         out.append(observation(r.json()))
         while not out[-1]['done']:
-            obs = to_wire(RepairEnv().reset(seed=0)).model_validate(out[-1])
+            obs = _to_wire(RepairEnv().reset(seed=0)).model_validate(out[-1])
             r = http.post('/step', json={'session_id': sid, 'action': {'message': agent.act(obs)}})
             assert r.status_code == 200, r.text
             out.append(observation(r.json()))
@@ -137,7 +137,7 @@ def test_openenv_client_reset_step_state_close(url):
     assert r.observation.metadata['seed'] == 5 and not r.done
     r = client.step(RepairCommand(message='inspect_dataset'))
     ref = RepairEnv('task_1_easy'); ref.reset(seed=5)
-    assert r.observation.model_dump() == to_wire(ref.step('inspect_dataset')).model_dump()
+    assert r.observation.model_dump() == _to_wire(ref.step('inspect_dataset')).model_dump()
     st = client.state()
     assert (st.episode_id, st.seed, st.task, st.step_count) == ('mine', 5, 'task_1_easy', 1)
     client.close()

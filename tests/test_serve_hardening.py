@@ -16,7 +16,7 @@ from serving import serve  # noqa: E402  (tests/serving.py)
 
 from dataenvgym.repair.agents import HeuristicAgent
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, to_wire
+from dataenvgym.repair.serve import RepairClient, RepairCommand, make_app, _to_wire
 from dataenvgym.serve import Settings
 
 MAX_REPLY = 600                     # characters: an error never carries more than 200 of the input back
@@ -29,9 +29,9 @@ def ws_url(url: str) -> str: return url.replace('http', 'ws') + '/ws'
 def in_process(seed: int, task: str = 'task_1_easy') -> list[dict]:
     env, agent = RepairEnv(task), HeuristicAgent()
     obs = env.reset(seed=seed); agent.begin(env)
-    out = [to_wire(obs).model_dump()]
+    out = [_to_wire(obs).model_dump()]
     while not obs.done:
-        obs = env.step(agent.act(obs)); out.append(to_wire(obs).model_dump())
+        obs = env.step(agent.act(obs)); out.append(_to_wire(obs).model_dump())
     return out
 
 
@@ -126,7 +126,7 @@ def test_two_thousand_malformed_requests_get_4xx_and_other_episodes_are_unchange
                     assert json.loads(msg)['type'] == 'error' and len(msg) < MAX_REPLY, (str(frame)[:80], msg[:300])
                     answered += 1
                 if step + 1 < chunks:       # the two witnesses take their next step
-                    obs = to_wire(RepairEnv().reset(seed=0)).model_validate(http_out[-1])
+                    obs = _to_wire(RepairEnv().reset(seed=0)).model_validate(http_out[-1])
                     res = http.post('/step', json={'session_id': sid, 'action': {'message': agents[0].act(obs)}}).json()
                     http_out.append({**res['observation'], 'reward': res['reward'], 'done': res['done']})
                     r = witness_ws.step(RepairCommand(message=agents[1].act(r.observation)))
@@ -194,7 +194,7 @@ async def crowd(url: str, log: dict) -> list[list[dict]]:
 def reference(seed: int) -> list[dict]:
     env = RepairEnv()
     obs = [env.reset(seed=seed)] + [env.step(c) for c in ('inspect_dataset', 'submit')]
-    return [json.loads(json.dumps(to_wire(o).model_dump(exclude={'reward', 'done'}))) for o in obs]
+    return [json.loads(json.dumps(_to_wire(o).model_dump(exclude={'reward', 'done'}))) for o in obs]
 
 
 def watch_until_gone(live: dict, held: set, log: dict) -> None:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep
+from dataenvgym.teaching.sweep import _LOCAL_RAY, _make_spec, run_sweep
 
 SPEC = dict(presets=['math/tiny'], envs=['skill-list'], policies=['with-state', 'no-state'], seeds='0-1', iterations=1)
 VOLATILE = ('ran', 'seconds', 'node')
@@ -19,15 +19,15 @@ def numbers(result) -> list[dict]:
 
 def ray_env() -> dict:
     "The environment for a Ray subprocess: one torch thread, no dashboard, no usage reporting."
-    return {**os.environ, **LOCAL_RAY, 'OMP_NUM_THREADS': '1'}
+    return {**os.environ, **_LOCAL_RAY, 'OMP_NUM_THREADS': '1'}
 
 
 def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout: int = 900, before: str = '',
                         stderr: list | None = None) -> dict:
     """Run the sweep of SPEC in a fresh interpreter (as a user's script would), after the code `before`; its result
     as JSON (and its stderr appended to `stderr`)."""
-    code = (f'{before}\nimport json, sys; from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep; '
-            f'r = run_sweep(make_spec(**{SPEC!r}), sys.argv[1], progress=False, **json.loads(sys.argv[2])); '
+    code = (f'{before}\nimport json, sys; from dataenvgym.teaching.sweep import _LOCAL_RAY, _make_spec, run_sweep; '
+            f'r = run_sweep(_make_spec(**{SPEC!r}), sys.argv[1], progress=False, **json.loads(sys.argv[2])); '
             'print(r.model_dump_json())')
     kw = dict(zip(args[::2], args[1::2]))
     p = subprocess.run([sys.executable, '-c', code, str(out), json.dumps(kw)], capture_output=True, text=True, timeout=timeout,
@@ -41,7 +41,7 @@ def sweep_in_subprocess(out: Path, *args: str, env: dict | None = None, timeout:
 @pytest.fixture(scope='module')
 def sequential(tmp_path_factory):
     out = tmp_path_factory.mktemp('sequential')
-    return run_sweep(make_spec(**SPEC), out, progress=False)
+    return run_sweep(_make_spec(**SPEC), out, progress=False)
 
 
 def test_ray_gives_the_sequential_numbers(sequential, tmp_path):
@@ -79,7 +79,7 @@ def test_a_lost_local_ray_runtime_is_started_again(sequential, tmp_path):
 
 def test_ray_restarts_must_not_be_negative(tmp_path):
     with pytest.raises(ValueError, match='ray_restarts must be 0 or more, not -1'):
-        run_sweep(make_spec(**SPEC), tmp_path, backend='ray', ray_restarts=-1, progress=False)
+        run_sweep(_make_spec(**SPEC), tmp_path, backend='ray', ray_restarts=-1, progress=False)
 
 
 def free_port() -> int:
@@ -120,15 +120,15 @@ def test_two_node_cluster_spreads_episodes(sequential, tmp_path):
 
 def test_killed_sweep_reruns_only_what_is_missing(sequential, tmp_path):
     out = tmp_path / 'killed'
-    code = ('import sys; from dataenvgym.teaching.sweep import LOCAL_RAY, make_spec, run_sweep; '
-            f'run_sweep(make_spec(**{SPEC!r}), sys.argv[1], progress=False)')
+    code = ('import sys; from dataenvgym.teaching.sweep import _LOCAL_RAY, _make_spec, run_sweep; '
+            f'run_sweep(_make_spec(**{SPEC!r}), sys.argv[1], progress=False)')
     p = subprocess.Popen([sys.executable, '-c', code, str(out)], env=ray_env(), start_new_session=True)
     deadline = time.time() + 240
     while time.time() < deadline and len(list(out.glob('**/result.jsonl'))) < 2 and p.poll() is None: time.sleep(0.2)
     os.killpg(p.pid, signal.SIGKILL); p.wait()
     finished = len(list(out.glob('**/result.jsonl')))
     assert 2 <= finished < 4, finished
-    again = run_sweep(make_spec(**SPEC), out, progress=False)
+    again = run_sweep(_make_spec(**SPEC), out, progress=False)
     assert again.ran == 4 - finished
     assert numbers(again) == numbers(sequential)
 
@@ -168,6 +168,6 @@ def test_cli_sweep_prints_the_paired_table_and_writes_its_files(tmp_path):
 def test_ray_backend_without_ray_names_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, 'ray', None)          # as if Ray were not installed
     with pytest.raises(ImportError, match=r'pip install "dataenvgym\[scale\]"'):
-        run_sweep(make_spec(**SPEC), tmp_path, backend='ray', progress=False)
+        run_sweep(_make_spec(**SPEC), tmp_path, backend='ray', progress=False)
     with pytest.raises(ValueError, match='valid backends: sequential, ray'):
-        run_sweep(make_spec(**SPEC), tmp_path, backend='dask', progress=False)
+        run_sweep(_make_spec(**SPEC), tmp_path, backend='dask', progress=False)

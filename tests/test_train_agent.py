@@ -35,7 +35,7 @@ def with_(config: TrainConfig, **changes) -> TrainConfig:
 def test_same_recipe_reuses_both_phases_other_eval_seeds_too(bench, tmp_path):
     c = TRAIN_CONFIGS['tiny-expert']
     out = finished(tmp_path, c, c.grpo.steps)
-    other_eval = with_(c, eval_seeds=(40, 60))
+    other_eval = with_(c, eval_seeds='40-59')
     assert bench.reusable(other_eval, out, 'sft') and bench.reusable(other_eval, out, 'grpo')
     summary = bench.reused(out, 'grpo')
     assert summary['steps'] == c.grpo.steps and summary['level'] == 1 and summary['reused']
@@ -48,7 +48,7 @@ def test_changed_grpo_keeps_sft_only_changed_sft_keeps_nothing(bench, tmp_path):
     out = finished(tmp_path, c, c.grpo.steps)
     more_steps = with_(c, grpo={**c.grpo.model_dump(), 'steps': c.grpo.steps + 1})
     assert bench.reusable(more_steps, out, 'sft') and not bench.reusable(more_steps, out, 'grpo')
-    other_warmup = with_(c, warmup_seeds=(3000, 3040))
+    other_warmup = with_(c, warmup_seeds='3000-3039')
     assert not bench.reusable(other_warmup, out, 'sft')
 
 

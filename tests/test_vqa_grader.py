@@ -9,16 +9,16 @@ from hypothesis import given, settings, strategies as st
 from dataenvgym.core import Task
 from dataenvgym.domains.vqa import VQADomain
 from dataenvgym.domains.vqa_engine import SceneEngine
-from dataenvgym.domains.vqa_grading import NB_PAIRS, grade_vqa, naturalbench_read, naturalbench_scores, normalize_vqa, read_answer
+from dataenvgym.domains.vqa_grading import _NB_PAIRS, grade_vqa, naturalbench_read, naturalbench_scores, normalize_vqa, read_answer
 from dataenvgym.domains.vqa_images import task_image
-from dataenvgym.domains.vqa_questions import QSUBSKILLS, YES_NO, _side
+from dataenvgym.domains.vqa_questions import _QSUBSKILLS, YES_NO, _side
 from dataenvgym.domains.vqa_scenes import VOCAB, random_scene, render_scene
 
 DOMAIN = VQADomain()
-TASKS = DOMAIN.tasks(len(QSUBSKILLS) * 3, seed=11)  # every subskill at every level
+TASKS = DOMAIN.tasks(len(_QSUBSKILLS) * 3, seed=11)  # every subskill at every level
 NB_TASKS = [Task(domain='vqa', prompt=f'q{q}?Please answer Yes or No.', answer=a, skill='yes_no',
                  metadata={'benchmark': 'naturalbench', 'group': 0, 'pair': p, 'question_type': 'yes_no'})
-            for p, q, a in zip(NB_PAIRS, (0, 0, 1, 1), ('Yes', 'No', 'No', 'Yes'))]
+            for p, q, a in zip(_NB_PAIRS, (0, 0, 1, 1), ('Yes', 'No', 'No', 'Yes'))]
 
 
 @settings(max_examples=300, deadline=None)

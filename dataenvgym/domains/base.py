@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 from fastcore.basics import patch
 from pydantic import BaseModel
-from ..core import Attempt, Datum, Task, check_choice
+from ..core import Attempt, Datum, Task, _check_choice
 
 # %% auto #0
-__all__ = ['Taxonomy', 'DomainBase', 'check_disjoint', 'Rejected', 'TextItem', 'FileSplits']
+__all__ = ['Taxonomy', 'DomainBase', 'Rejected', 'TextItem', 'FileSplits']
 
 # %% ../../nbs/11_domains.base.ipynb #dc0a1d0a
 class Taxonomy(dict):
@@ -31,7 +31,7 @@ class Taxonomy(dict):
         if not subskills:
             raise ValueError(f'{who} needs at least one subskill; valid subskills: '
                              f'{", ".join(self.registry)}')
-        return list(dict.fromkeys(check_choice(s, self.registry, 'subskill') for s in subskills))
+        return list(dict.fromkeys(_check_choice(s, self.registry, 'subskill') for s in subskills))
 
     def group(self, subskills: Sequence[str]) -> dict[str, list[str]]:
         "Skill → those of `subskills` under it, in their order."
@@ -63,14 +63,14 @@ class DomainBase:
 
     def _select(self, skill: str | None, subskill: str | None) -> list[str]:
         "The subskills that `skill` and `subskill` pick out (all of them by default)."
-        subs = self.subskills if skill is None else self.skills[check_choice(skill, self.skills, 'skill')]
-        return subs if subskill is None else [check_choice(subskill, subs, 'subskill')]
+        subs = self.subskills if skill is None else self.skills[_check_choice(skill, self.skills, 'skill')]
+        return subs if subskill is None else [_check_choice(subskill, subs, 'subskill')]
 
     def tasks(self, n: int, *, skill: str | None = None, subskill: str | None = None,
               difficulty: int | None = None, seed: int = 0) -> list[Task]:
         "`n` seeded tasks, balanced over the chosen subskills (and levels unless `difficulty` is given)."
         subs, rng, k = self._select(skill, subskill), random.Random(seed), len(self.levels)
-        if difficulty is not None: check_choice(difficulty, self.levels, 'difficulty level')
+        if difficulty is not None: _check_choice(difficulty, self.levels, 'difficulty level')
         return [self._make(subs[i % len(subs)], difficulty
                            or self.levels[i // len(subs) % k], rng) for i in range(n)]
 
@@ -128,7 +128,7 @@ def show(self: DomainBase, tasks: Sequence[Task], answers: dict[str, Sequence[st
     return None
 
 # %% ../../nbs/11_domains.base.ipynb #455f1db3
-def check_disjoint(splits: dict[str, list[Task]],
+def _check_disjoint(splits: dict[str, list[Task]],
                    key: Callable[[Task], str] | None = None) -> dict[str, list[Task]]:
     "`splits` if no two share a task id or a `key` (default: the prompt), else a `ValueError` naming one."
     what, key = ('prompt', lambda t: t.prompt) if key is None else ('key', key)
@@ -159,7 +159,7 @@ def splits(self: DomainBase, n_train: int, n_val: int,
     else: raise ValueError(f'Only {len(pool)} distinct prompts in {m} draws from '
                            f'{", ".join(self.subskills)}; '
                           f'ask for fewer than {need} tasks or add subskills.')
-    return check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val],
+    return _check_disjoint({'train': pool[n_test + n_val:need], 'val': pool[n_test:n_test + n_val],
                            'test': pool[:n_test]},
                           self._split_key)
 
@@ -208,7 +208,7 @@ class FileSplits:
         if not val or not test: raise ValueError(f'{source}: need validation and test tasks; got {len(val)} '
                                                  f'and {len(test)}')
         self.domain, self.val, self.test, self.source = domain, list(val), list(test), source
-        check_disjoint({'val': self.val, 'test': self.test}, domain.key)
+        _check_disjoint({'val': self.val, 'test': self.test}, domain.key)
 
     def __getattr__(self, name: str) -> Any:
         if name == 'domain': raise AttributeError(name)

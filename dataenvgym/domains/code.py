@@ -14,14 +14,13 @@ from typing import Iterator, Sequence
 from ..core import Attempt, JsonlError, Task
 from .base import DomainBase, Rejected
 from .code_tasks import CODE_TAXONOMY, make_task
-from ..sandbox import Limits, SandboxUnavailable, check_timeout, run_many
-from ..sandbox_grader import check_tests, run_tests
+from ..sandbox import Limits, SandboxUnavailable, _check_timeout, run_many
+from ..sandbox_grader import _check_tests, run_tests
 from fastcore.basics import patch
 from pydantic import BaseModel
 
 # %% auto #0
-__all__ = ['LCB_PRELUDE', 'LCB_FIELDS', 'CODE_GUIDE', 'extract_code', 'CodeDomain', 'quality_filter', 'pickled_string',
-           'decode_private_tests', 'lcb_task', 'load_livecodebench', 'livecodebench_splits', 'CodeTest', 'CodeItem']
+__all__ = ['extract_code', 'CodeDomain', 'lcb_task', 'load_livecodebench', 'livecodebench_splits', 'CodeTest', 'CodeItem']
 
 # %% ../../nbs/13_domains.code.ipynb #5c51a12c
 _LANG, _CLOSE = re.compile(r'[ \t]*([A-Za-z0-9_+-]*)'), re.compile(r'\n[ \t]*```')
@@ -75,8 +74,8 @@ class CodeDomain(DomainBase):
             meta.get('hidden_tests', []),
             meta.get('func_name'),
         )
-        why = check_tests(public, bool(func)) or check_tests(hidden, bool(func))
-        try: limits = replace(self.limits, timeout=check_timeout(meta.get('timeout', self.limits.timeout)))
+        why = _check_tests(public, bool(func)) or _check_tests(hidden, bool(func))
+        try: limits = replace(self.limits, timeout=_check_timeout(meta.get('timeout', self.limits.timeout)))
         except ValueError as e: why = why or str(e)
         if why: return Attempt(task=task, response=response, correct=False,
                                feedback=f'the task is malformed: {why}')
@@ -93,7 +92,7 @@ class CodeDomain(DomainBase):
         return run_many(self.grade, list(zip(tasks, responses)), workers or self.workers)
 
 # %% ../../nbs/13_domains.code.ipynb #550913a2
-def quality_filter(tasks: Sequence[Task], domain: CodeDomain | None = None,
+def _quality_filter(tasks: Sequence[Task], domain: CodeDomain | None = None,
                    workers: int | None = None) -> tuple[list[Task], list[tuple[Task, str]]]:
     "Keep tasks whose reference solution passes all their tests; return the rest with the grader's feedback."
     attempts = (domain or CodeDomain()).grade_many(tasks, [t.answer for t in tasks], workers)
@@ -104,7 +103,7 @@ _PICKLE_STRINGS = {'SHORT_BINUNICODE', 'BINUNICODE', 'BINUNICODE8', 'UNICODE'}
 
 _PICKLE_BOOKKEEPING = {'PROTO', 'FRAME', 'MEMOIZE', 'BINPUT', 'LONG_BINPUT', 'PUT', 'STOP'}
 
-def pickled_string(data: bytes) -> str:
+def _pickled_string(data: bytes) -> str:
     "The `str` in a pickle of exactly one `str`, read without unpickling; ValueError for anything else."
     try: ops = [(op.name, arg) for op, arg, _ in pickletools.genops(data)]
     except ValueError as e: raise ValueError(f'not a valid pickle ({e})') from None
@@ -115,7 +114,7 @@ def pickled_string(data: bytes) -> str:
     return strings[0]
 
 # %% ../../nbs/13_domains.code.ipynb #e094872f
-def decode_private_tests(s: str, max_bytes: int = 1 << 30) -> list[dict]:
+def _decode_private_tests(s: str, max_bytes: int = 1 << 30) -> list[dict]:
     "LiveCodeBench's `private_test_cases`: JSON, or base64 → zlib → a pickled JSON string, not unpickled."
     try: return json.loads(s)
     except json.JSONDecodeError: pass
@@ -125,10 +124,10 @@ def decode_private_tests(s: str, max_bytes: int = 1 << 30) -> list[dict]:
     try: data = z.decompress(packed, max_bytes)
     except zlib.error as e: raise ValueError(f'not zlib data ({e})') from None
     if z.unconsumed_tail: raise ValueError(f'decompresses to more than {max_bytes:,} bytes')
-    return json.loads(pickled_string(data))
+    return json.loads(_pickled_string(data))
 
 # %% ../../nbs/13_domains.code.ipynb #34d7cde2
-LCB_PRELUDE = (
+_LCB_PRELUDE = (
     '\n'.join(
         f'from {m} import *'
         for m in (
@@ -159,7 +158,7 @@ LCB_PRELUDE = (
 )
 
 # %% ../../nbs/13_domains.code.ipynb #25327361
-LCB_FIELDS = ('question_title', 'question_content', 'platform', 'question_id', 'contest_id', 'contest_date',
+_LCB_FIELDS = ('question_title', 'question_content', 'platform', 'question_id', 'contest_id', 'contest_date',
               'starter_code',
               'difficulty', 'public_test_cases', 'private_test_cases', 'metadata')
 
@@ -168,20 +167,20 @@ _LCB_LEVELS = {'easy': 1, 'medium': 2, 'hard': 3}
 # %% ../../nbs/13_domains.code.ipynb #834b0735
 def lcb_task(row: dict, where: str) -> Task:
     "A `Task` from a LiveCodeBench row; `JsonlError` naming `where` if it is not in the published format."
-    if not isinstance(row, dict) or (missing := [f for f in LCB_FIELDS if not isinstance(row.get(f), str)]):
-        raise JsonlError(f'{where}: not a LiveCodeBench row (needs string fields {", ".join(LCB_FIELDS)}; '
+    if not isinstance(row, dict) or (missing := [f for f in _LCB_FIELDS if not isinstance(row.get(f), str)]):
+        raise JsonlError(f'{where}: not a LiveCodeBench row (needs string fields {", ".join(_LCB_FIELDS)}; '
                          f'missing or not strings: {", ".join(missing) if isinstance(row, dict) else "all"})')
     try:
         public, private, meta = (
             json.loads(row['public_test_cases']),
-            decode_private_tests(row['private_test_cases']),
+            _decode_private_tests(row['private_test_cases']),
             json.loads(row['metadata']),
         )
         datetime.fromisoformat(row['contest_date'])
     except ValueError as e: raise JsonlError(f'{where}: {e}') from None
     if (
-        why := check_tests(public)
-        or check_tests(private)
+        why := _check_tests(public)
+        or _check_tests(private)
         or ('' if isinstance(meta, dict) else 'metadata is not a JSON object')
     ):
         raise JsonlError(f'{where}: {why}')
@@ -196,7 +195,7 @@ def lcb_task(row: dict, where: str) -> Task:
                 subskill=row['platform'], difficulty=_LCB_LEVELS.get(row['difficulty'], 0),
                 metadata={'source': where, 'func_name': meta.get('func_name'), 'public_tests': public,
                           'hidden_tests': private,
-                          'prelude': LCB_PRELUDE, 'timeout': 6.0, 'starter_code': row['starter_code'],
+                          'prelude': _LCB_PRELUDE, 'timeout': 6.0, 'starter_code': row['starter_code'],
                           **{f: row[f] for f in ('question_id', 'question_title', 'platform', 'contest_id',
                                                  'contest_date', 'difficulty')}})
 
@@ -238,7 +237,7 @@ class CodeItem(BaseModel):
     tests: list[CodeTest]
 
 # %% ../../nbs/13_domains.code.ipynb #03e707cf
-CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function the tests call (empty for a '
+_CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function the tests call (empty for a '
               'program that reads stdin); the reference program; and at least 2 tests, each an input '
               '(one JSON value per argument, one per line; or the stdin text) and the expected output '
               '(JSON of the return value; or the printed text).')
@@ -247,7 +246,7 @@ CODE_GUIDE = ('Each item: the problem statement; func_name, the Python function 
 def llm_item(self: CodeDomain) -> type[BaseModel]: return CodeItem
 
 @patch(as_prop=True)
-def llm_guide(self: CodeDomain) -> str: return CODE_GUIDE
+def llm_guide(self: CodeDomain) -> str: return _CODE_GUIDE
 
 # %% ../../nbs/13_domains.code.ipynb #83916096
 @patch
@@ -257,7 +256,7 @@ def check_llm_item(self: CodeDomain, item: CodeItem, skill: str = '', subskill: 
     if len(item.tests) < 2: raise Rejected('too few tests', f'{len(item.tests)} test(s); at least 2')
     kind = 'functional' if item.func_name.strip() else 'stdin'
     tests = [{'input': t.input, 'output': t.output, 'testtype': kind} for t in item.tests]
-    if why := check_tests(tests, kind == 'functional'): raise Rejected('malformed tests', why)
+    if why := _check_tests(tests, kind == 'functional'): raise Rejected('malformed tests', why)
     task = Task(domain='code', prompt=item.problem.strip(), answer=item.program, skill=skill,
                 subskill=subskill,
                 difficulty=difficulty, metadata={'func_name': item.func_name.strip() or None,

@@ -9,16 +9,15 @@ from __future__ import annotations
 import json, random
 from dataclasses import dataclass
 from typing import Any, Callable
-from ..core import Task, check_choice
+from ..core import Task, _check_choice
 from .base import Taxonomy
 
 # %% auto #0
-__all__ = ['CODE_SUBSKILLS', 'PARAM_NAMES', 'STATEMENTS', 'GENERIC_NAMES', 'CODE_TAXONOMY', 'Variant', 'CodeSubskill',
-           'make_task']
+__all__ = ['CODE_TAXONOMY', 'make_task']
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #6679ef0f
 @dataclass(frozen=True)
-class Variant:
+class _Variant:
     "One function kind: `doc`, short reference `body`, an independent `fn`, an input drawer, parameter kinds."
     doc: str
     body: str
@@ -30,23 +29,23 @@ class Variant:
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #5944237f
 @dataclass(frozen=True)
-class CodeSubskill:
+class _CodeSubskill:
     "A subskill: its skill, what its levels 1–3 mean, and the variants of each level."
     skill: str
     levels: str
-    variants: tuple[tuple[Variant, ...], tuple[Variant, ...], tuple[Variant, ...]]
+    variants: tuple[tuple[_Variant, ...], tuple[_Variant, ...], tuple[_Variant, ...]]
 
-CODE_SUBSKILLS: dict[str, CodeSubskill] = {}
+_CODE_SUBSKILLS: dict[str, _CodeSubskill] = {}
 
-PARAM_NAMES = {'s': ('s', 'text', 'word'), 'xs': ('xs', 'nums', 'values', 'lst'), 'n': ('n', 'x', 'num'),
+_PARAM_NAMES = {'s': ('s', 'text', 'word'), 'xs': ('xs', 'nums', 'values', 'lst'), 'n': ('n', 'x', 'num'),
                'm': ('m', 'y', 'other'), 'ws': ('words', 'ws', 'items'), 'd': ('d', 'counts', 'table')}
 
-STATEMENTS = ('Write a function {sig} that {doc}.', 'Define {sig}: it {doc}.',
+_STATEMENTS = ('Write a function {sig} that {doc}.', 'Define {sig}: it {doc}.',
               'Implement {sig}, which {doc}.',
               'Write {sig}. It {doc}.')
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #7723fbb7
-GENERIC_NAMES = ('f', 'solve')
+_GENERIC_NAMES = ('f', 'solve')
 
 def _word(r: random.Random, lo: int = 1, hi: int = 7, alpha: str = 'abcdefgh') -> str:
     return ''.join(r.choice(alpha) for _ in range(r.randint(lo, hi)))
@@ -65,10 +64,10 @@ def _pal(r: random.Random) -> str:
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #8371ba63
 def _V(doc, body, fn, draw, params, names,
-       consts=lambda rng: {}) -> Variant: return Variant(doc, body, fn, draw, params, names, consts)
+       consts=lambda rng: {}) -> _Variant: return _Variant(doc, body, fn, draw, params, names, consts)
 
-def _register(name: str, skill: str, levels: str, *variants: tuple[Variant, ...]):
-    CODE_SUBSKILLS[name] = CodeSubskill(skill, levels, variants)
+def _register(name: str, skill: str, levels: str, *variants: tuple[_Variant, ...]):
+    _CODE_SUBSKILLS[name] = _CodeSubskill(skill, levels, variants)
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #e97f7cce
 _S = lambda r: (_word(r),)
@@ -510,10 +509,10 @@ _register('dict_ops', 'dicts_counting',
        ('keys_above', 'big_keys'), _K(2, 6))))
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #6e57cadf
-CODE_TAXONOMY = Taxonomy(CODE_SUBSKILLS)   # skill → subskills, with what their levels mean
+CODE_TAXONOMY = Taxonomy(_CODE_SUBSKILLS)   # skill → subskills, with what their levels mean
 
 # %% ../../nbs/14_domains.code_tasks.ipynb #8d14d54f
-def _make_tests(v: Variant, consts: dict, rng: random.Random, n: int) -> list[dict]:
+def _make_tests(v: _Variant, consts: dict, rng: random.Random, n: int) -> list[dict]:
     "`n` tests of variant `v` (fewer if it has fewer distinct inputs), preferring inputs with new outputs."
     seen, candidates = set(), []
     for _ in range(20 * n):
@@ -530,15 +529,15 @@ def _make_tests(v: Variant, consts: dict, rng: random.Random, n: int) -> list[di
 # %% ../../nbs/14_domains.code_tasks.ipynb #acd6e3d3
 def make_task(subskill: str, level: int, rng: random.Random, n_public: int = 2, n_hidden: int = 4) -> Task:
     "One task of `subskill` at `level` (1–3), drawn with `rng`, with its reference solution and tests."
-    check_choice(level, (1, 2, 3), 'difficulty level')
-    sub = CODE_SUBSKILLS[check_choice(subskill, CODE_SUBSKILLS, 'subskill')]
+    _check_choice(level, (1, 2, 3), 'difficulty level')
+    sub = _CODE_SUBSKILLS[_check_choice(subskill, _CODE_SUBSKILLS, 'subskill')]
     v = rng.choice(sub.variants[level - 1])
     consts = v.consts(rng)
-    params = [rng.choice(PARAM_NAMES[kind]) for kind in v.params]
-    name = rng.choice(v.names + GENERIC_NAMES)
+    params = [rng.choice(_PARAM_NAMES[kind]) for kind in v.params]
+    name = rng.choice(v.names + _GENERIC_NAMES)
     sig, doc = f'{name}({", ".join(params)})', v.doc.format(*params, **consts)
     tests = _make_tests(v, consts, rng, n_public + n_hidden)
-    return Task(domain='code', prompt=rng.choice(STATEMENTS).format(sig=sig, doc=doc),
+    return Task(domain='code', prompt=rng.choice(_STATEMENTS).format(sig=sig, doc=doc),
                 answer=f'def {sig}:\n    ' + v.body.format(*params, **consts).replace('\n', '\n    '),
                 skill=sub.skill, subskill=subskill, difficulty=level,
                 metadata={'func_name': name, 'public_tests': tests[:n_public],

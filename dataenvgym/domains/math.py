@@ -18,16 +18,15 @@ from sympy.parsing.sympy_parser import (parse_expr, standard_transformations,
                                         rationalize)
 from fastcore.basics import patch
 from pydantic import BaseModel
-from ..core import Attempt, Datum, JsonlError, Task, check_choice
+from ..core import Attempt, Datum, JsonlError, Task, _check_choice
 from .base import DomainBase, Rejected, Taxonomy
 
 # %% auto #0
-__all__ = ['TaskMaker', 'SUBSKILLS', 'TAXONOMY', 'EMBEDDED_SUBSKILLS', 'MATH_GUIDE', 'fmt_number', 'arith_value', 'Subskill',
-           'make_task', 'last_boxed', 'extract_answer', 'normalize_answer', 'to_number', 'latex_to_plain',
-           'sympy_verdict', 'grade_answer', 'MathDomain', 'math_task', 'load_math_jsonl', 'load_math_dir', 'MathItem']
+__all__ = ['SUBSKILLS', 'TAXONOMY', 'EMBEDDED_SUBSKILLS', 'Subskill', 'make_task', 'extract_answer', 'sympy_verdict',
+           'MathDomain', 'math_task', 'load_math_jsonl', 'load_math_dir', 'MathItem']
 
 # %% ../../nbs/12_domains.math.ipynb #133a87b7
-def fmt_number(x: int | Fraction) -> str:
+def _fmt_number(x: int | Fraction) -> str:
     "The canonical answer text of an exact number: `'68'`, `'-3/4'`."
     x = Fraction(x)
     return str(x.numerator) if x.denominator == 1 else f'{x.numerator}/{x.denominator}'
@@ -35,7 +34,7 @@ def fmt_number(x: int | Fraction) -> str:
 # %% ../../nbs/12_domains.math.ipynb #a2292d88
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
-def arith_value(expr: str) -> Fraction:
+def _arith_value(expr: str) -> Fraction:
     "The exact value of an arithmetic expression over integers with `+ - * /` and parentheses."
     def ev(node) -> Fraction:
         match node:
@@ -49,18 +48,18 @@ def arith_value(expr: str) -> Fraction:
     return ev(ast.parse(expr, mode='eval').body)
 
 # %% ../../nbs/12_domains.math.ipynb #dad24ff8
-TaskMaker = Callable[[random.Random, int], tuple[str, int | Fraction, dict]]
+_TaskMaker = Callable[[random.Random, int], tuple[str, int | Fraction, dict]]
 
 @dataclass(frozen=True)
 class Subskill:
     "A task generator: its skill, what levels 1–3 mean, `make(rng, level) -> (prompt, value, operands)`."
     skill: str
     levels: str
-    make: TaskMaker
+    make: _TaskMaker
 
 SUBSKILLS: dict[str, Subskill] = {}
 
-def _register(skill: str, name: str, levels: str, make: TaskMaker):
+def _register(skill: str, name: str, levels: str, make: _TaskMaker):
     SUBSKILLS[name] = Subskill(skill, levels, make)
 
 # %% ../../nbs/12_domains.math.ipynb #422f5da8
@@ -82,7 +81,7 @@ def _carries(a: int, b: int) -> int:
         c = int(a % 10 + b % 10 + c >= 10); k += c; a //= 10; b //= 10
     return k
 
-def _add_ndigit(n: int) -> TaskMaker:
+def _add_ndigit(n: int) -> _TaskMaker:
     def make(rng, level):
         level_of = lambda a, b: 3 if a + b >= 10**n else 2 if _carries(a, b) else 1
         a, b = _draw(rng, lambda r: (_n(r, n), _n(r, n)), lambda a, b: level_of(a, b) == level)
@@ -90,7 +89,7 @@ def _add_ndigit(n: int) -> TaskMaker:
     return make
 
 # %% ../../nbs/12_domains.math.ipynb #9bcbe920
-def _sub_ndigit(n: int) -> TaskMaker:
+def _sub_ndigit(n: int) -> _TaskMaker:
     def make(rng, level):
         borrows = lambda a, b: any(x < y for x, y in zip(str(a), str(b)))
         level_of = lambda a, b: 3 if a < b else 2 if borrows(a, b) else 1
@@ -153,7 +152,7 @@ def _mul_2x2digit(rng, level):
     if rng.random() < .5: a, b = b, a
     return f'{a}*{b}=', a * b, {'a': a, 'b': b}
 
-def _div(divisor: tuple[int, int], quotients: list[tuple[int, int]]) -> TaskMaker:
+def _div(divisor: tuple[int, int], quotients: list[tuple[int, int]]) -> _TaskMaker:
     def make(rng, level):
         b, q = rng.randint(*divisor), rng.randint(*quotients[level-1])
         return rng.choice(['{}/{}=', '{} divided by {}=']).format(b * q, b), q, {'a': b * q, 'b': b}
@@ -199,7 +198,7 @@ def _frac_add(rng, level):
         op = '+' if level == 2 else rng.choice('+-')
     e = f'{a}/{b}{op}{c}/{d}'
     prompt = e.replace(op, f' {op} ') + ' =' if rng.random() < .5 else e + '='
-    return prompt, arith_value(e), {'expr': e}
+    return prompt, _arith_value(e), {'expr': e}
 
 # %% ../../nbs/12_domains.math.ipynb #fe891e10
 def _frac_mul(rng, level):
@@ -222,11 +221,11 @@ _OPS_TEMPLATES = {'ops_no_parens': [['{}+{}*{}', '{}*{}+{}'], ['{}-{}*{}', '{}*{
                   'ops_parens': [['({}+{})*{}', '{}*({}+{})'], ['({}-{})*{}+{}', '{}*({}-{})-{}'],
                                  ['({}+{})*({}-{})', '({}-{})*({}+{})-{}']]}
 
-def _ops(name: str) -> TaskMaker:
+def _ops(name: str) -> _TaskMaker:
     def make(rng, level):
         t = rng.choice(_OPS_TEMPLATES[name][level-1])
         e = t.format(*(rng.randint(1, 9 if level < 3 else 20) for _ in range(t.count('{}'))))
-        return f'{e}=', arith_value(e), {'expr': e}
+        return f'{e}=', _arith_value(e), {'expr': e}
     return make
 
 _register('order_of_operations', 'ops_no_parens',
@@ -315,14 +314,14 @@ TAXONOMY = Taxonomy(SUBSKILLS)   # skill → subskills, with what their levels m
 # %% ../../nbs/12_domains.math.ipynb #b5605f9d
 def make_task(subskill: str, level: int, rng: random.Random) -> Task:
     "One task of `subskill` at difficulty `level` (1–3), drawn with `rng`."
-    check_choice(level, (1, 2, 3), 'difficulty level')
-    sub = SUBSKILLS[check_choice(subskill, SUBSKILLS, 'subskill')]
+    _check_choice(level, (1, 2, 3), 'difficulty level')
+    sub = SUBSKILLS[_check_choice(subskill, SUBSKILLS, 'subskill')]
     prompt, value, operands = sub.make(rng, level)
-    return Task(domain='math', prompt=prompt, answer=fmt_number(value), skill=sub.skill, subskill=subskill,
+    return Task(domain='math', prompt=prompt, answer=_fmt_number(value), skill=sub.skill, subskill=subskill,
                 difficulty=level, metadata={'operands': operands})
 
 # %% ../../nbs/12_domains.math.ipynb #229dcce5
-def last_boxed(text: str) -> str | None:
+def _last_boxed(text: str) -> str | None:
     "Content of the last `\\boxed{...}` in `text` (else last `\\fbox{...}`), braces balanced; None if none."
     for cmd in ('\\boxed', '\\fbox'):
         i = text.rfind(cmd)
@@ -339,14 +338,14 @@ def last_boxed(text: str) -> str | None:
 # %% ../../nbs/12_domains.math.ipynb #b3802d9c
 def extract_answer(response: str) -> str:
     "A response's final answer: its last `\\boxed{}`, else what follows 'final answer is', else all of it."
-    if (boxed := last_boxed(response)) is not None: return boxed
+    if (boxed := _last_boxed(response)) is not None: return boxed
     if (i := response.lower().rfind('final answer is')) >= 0:
         response = re.sub(r'\.?\s*I hope it is correct\.?\s*$', '', response[i + len('final answer is'):])
     return response.strip()
 
 # %% ../../nbs/12_domains.math.ipynb #64e95b2d
 @lru_cache(maxsize=1 << 16)       # a pure function of the text, called twice per generated datum
-def normalize_answer(s: str) -> str:
+def _normalize_answer(s: str) -> str:
     "Canonical text of an answer: notation that does not change its value removed (see above)."
     s = s.replace('\u2212', '-').replace('\\$', '').replace('$', '').replace('{,}', ',')
     s = re.sub(r'\\(?:left|right)(?![a-zA-Z])|\\[!,;:]|\\ ', '', s)
@@ -362,7 +361,7 @@ def normalize_answer(s: str) -> str:
 # %% ../../nbs/12_domains.math.ipynb #a18ee5db
 _NUM = r'[-+]?(?:\d+(?:\.\d*)?|\.\d+)'
 
-def to_number(s: str) -> Fraction | None:
+def _to_number(s: str) -> Fraction | None:
     "The exact value of a normalised number (`-3`, `0.5`, `3/4`, `\\frac{3}{4}`, `2\\frac{1}{2}`), else None."
     if re.fullmatch(_NUM, s): return Fraction(s)
     if m := re.fullmatch(rf'({_NUM})/({_NUM})', s):
@@ -401,7 +400,7 @@ def _expand(s: str, cmd: str, nargs: int, fmt: str) -> str:
     return s
 
 # %% ../../nbs/12_domains.math.ipynb #36935c70
-def latex_to_plain(s: str) -> str:
+def _latex_to_plain(s: str) -> str:
     "A normalised LaTeX/plain answer as plain text sympy parses safely; ValueError for anything else."
     s = re.sub(r'\\sqrt\[([^\]]*)\]', r'\\root{\1}', s)
     s = _expand(s, '\\frac', 2, '(({})/({}))')
@@ -447,15 +446,15 @@ def sympy_verdict(a: str, b: str, timeout: float = 2.0) -> str:
         child.kill(); child.join(); recv.close()
 
 # %% ../../nbs/12_domains.math.ipynb #b516f628
-def grade_answer(response: str, answer: str, timeout: float = 2.0) -> tuple[bool, str]:
+def _grade_answer(response: str, answer: str, timeout: float = 2.0) -> tuple[bool, str]:
     "Does `response`'s final answer equal the reference `answer`? (verdict, reason), in about `timeout` s."
-    got, want = normalize_answer(extract_answer(response)), normalize_answer(answer)
+    got, want = _normalize_answer(extract_answer(response)), _normalize_answer(answer)
     if not got: return False, 'wrong, no answer'
     if got == want: return True, 'correct'
-    if (w := to_number(want)) is not None:
-        if (g := to_number(got)) is None: return False, f'wrong, expected the number {want}, got {got!r}'
+    if (w := _to_number(want)) is not None:
+        if (g := _to_number(got)) is None: return False, f'wrong, expected the number {want}, got {got!r}'
         return (True, 'correct, same number') if g == w else (False, f'wrong, expected {want}, got {got}')
-    try: a, b = latex_to_plain(got), latex_to_plain(want)
+    try: a, b = _latex_to_plain(got), _latex_to_plain(want)
     except ValueError as e: return False, f'wrong, {e}'
     if a == b: return True, 'correct, same expression'
     verdict = sympy_verdict(a, b, timeout)
@@ -486,7 +485,7 @@ class MathDomain(DomainBase):
 
     def grade(self, task: Task, response: str) -> Attempt:
         "Grade `response` against `task.answer` with `grade_answer`; the feedback says why."
-        ok, why = grade_answer(response, task.answer, self.timeout)
+        ok, why = _grade_answer(response, task.answer, self.timeout)
         return Attempt(task=task, response=response, correct=ok, feedback=why)
 
 # %% ../../nbs/12_domains.math.ipynb #32422a3e
@@ -501,7 +500,7 @@ def _as_pct(part: str, n: str) -> Fraction: return Fraction(100 * int(part), int
 def _arith(e: str) -> Fraction:
     "`arith_value` of `e`, which may hold only ASCII digits, spaces, `+-*/` and parentheses."
     if not re.fullmatch(r'[0-9+\-*/() ]+', e): raise ValueError(f'Not plain arithmetic: {e!r}')
-    return arith_value(e)
+    return _arith_value(e)
 
 # %% ../../nbs/12_domains.math.ipynb #c174335d
 def _mod(e: str, m: str) -> int:
@@ -535,7 +534,7 @@ def solve(self: MathDomain, prompt: str) -> str | None:
     if not isinstance(prompt, str) or len(prompt := prompt.strip()) > 100: return None
     for pattern, value in _FORMATS:
         if m := re.fullmatch(pattern, prompt):
-            try: return fmt_number(value(*m.groups()))
+            try: return _fmt_number(value(*m.groups()))
             except (ArithmeticError, ValueError, SyntaxError): return None
     return None
 
@@ -547,7 +546,7 @@ def math_task(row: dict, where: str) -> Task | None:
     if not isinstance(row, dict) or (missing := [f for f in _MATH_FIELDS if not isinstance(row.get(f), str)]):
         raise JsonlError(f'{where}: not a MATH problem (needs string fields {", ".join(_MATH_FIELDS)}; '
                          f'missing or not strings: {", ".join(missing) if isinstance(row, dict) else "all"})')
-    answer = last_boxed(row['solution'])
+    answer = _last_boxed(row['solution'])
     if not answer: return None
     level = re.fullmatch(r'Level (\d+)', row['level'].strip())
     return Task(domain='math', prompt=row['problem'], answer=answer.strip(), skill=row['type'],
@@ -598,7 +597,7 @@ class MathItem(BaseModel):
     solution: str
     final_answer: str
 
-MATH_GUIDE = ('Each item: the problem; a short worked solution whose last sentence is "The final answer is '
+_MATH_GUIDE = ('Each item: the problem; a short worked solution whose last sentence is "The final answer is '
               'X." '
               '(or ends with \\boxed{X}); and the final answer X alone.')
 
@@ -606,7 +605,7 @@ MATH_GUIDE = ('Each item: the problem; a short worked solution whose last senten
 def llm_item(self: MathDomain) -> type[BaseModel]: return MathItem
 
 @patch(as_prop=True)
-def llm_guide(self: MathDomain) -> str: return MATH_GUIDE
+def llm_guide(self: MathDomain) -> str: return _MATH_GUIDE
 
 # %% ../../nbs/12_domains.math.ipynb #55ea7162
 @patch
@@ -614,10 +613,10 @@ def check_llm_item(self: MathDomain, item: MathItem, skill: str = '', subskill: 
                    difficulty: int = 1) -> list[tuple[Task, str]]:
     "(task, solution) if the solution ends in its final answer and (where `solve` can check) it is right."
     if not item.problem.strip() or not item.final_answer.strip(): raise Rejected('empty problem or answer')
-    ok, why = grade_answer(item.solution, item.final_answer, self.timeout)
+    ok, why = _grade_answer(item.solution, item.final_answer, self.timeout)
     if not ok: raise Rejected('solution disagrees with its final answer', why)
     truth = self.solve(item.problem)
-    if truth is not None and not grade_answer(item.final_answer, truth, self.timeout)[0]:
+    if truth is not None and not _grade_answer(item.final_answer, truth, self.timeout)[0]:
         raise Rejected('wrong answer', f'{item.final_answer!r}, not {truth!r}')
     task = Task(domain='math', prompt=item.problem.strip(), answer=truth or item.final_answer.strip(),
                 skill=skill,

@@ -9,20 +9,20 @@ from __future__ import annotations
 import ast, json
 from pathlib import Path
 from ..core import JsonlError, Task
-from .tool_plans import PlanError, fmt_plan, json_plan
+from .tool_plans import PlanError, fmt_plan, _json_plan
 
 # %% auto #0
-__all__ = ['mnms_task', 'load_mnms', 'mnms_splits']
+__all__ = ['load_mnms', 'mnms_splits']
 
 # %% ../../nbs/20_domains.tool_mnms.ipynb #1b863b9f
-def mnms_task(row: dict, where: str) -> Task:
+def _mnms_task(row: dict, where: str) -> Task:
     "A `Task` from one m&m's item; `JsonlError` naming `where` if it is not one."
     if not (isinstance(row, dict) and isinstance(row.get('user_request'), str)
             and isinstance(row.get('plan_str'), str)):
         raise JsonlError(f'{where}: not an m&m\'s item (needs string fields user_request and plan_str)')
     try:
         nodes = ast.literal_eval(row['plan_str'])
-        plan = json_plan([{'name': n['name'], 'args': n.get('args') or {}} for n in nodes])
+        plan = _json_plan([{'name': n['name'], 'args': n.get('args') or {}} for n in nodes])
     except (ValueError, SyntaxError, TypeError, KeyError, PlanError, RecursionError, MemoryError) as e:
         raise JsonlError(f'{where}: plan_str is not a list of {{id, name, args}} nodes ({e})') from None
     request = row['user_request'].strip()
@@ -48,7 +48,7 @@ def load_mnms(path: str | Path) -> list[Task]:
             try: rows.append((json.loads(line), f'{path}, line {i}'))
             except json.JSONDecodeError as e:
                 raise JsonlError(f'{path}, line {i}: not valid JSON ({e.msg})') from None
-    return [mnms_task(r, where) for r, where in rows]
+    return [_mnms_task(r, where) for r, where in rows]
 
 # %% ../../nbs/20_domains.tool_mnms.ipynb #4a68aafa
 def mnms_splits(human_verified: str | Path, filtered: str | Path) -> dict[str, list[Task]]:

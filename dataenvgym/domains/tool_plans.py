@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 from fastcore.basics import patch
-from .tool_registry import TOOLS, Tool, fmt_value
+from .tool_registry import TOOLS, Tool, _fmt_value
 
 # %% auto #0
-__all__ = ['MAX_PLAN_CHARS', 'MAX_CALLS', 'Ref', 'Call', 'call', 'fmt_plan', 'PlanError', 'run_plan', 'plan_answer', 'tool_name',
-           'json_plan', 'parse_plan']
+__all__ = ['Ref', 'Call', 'call', 'fmt_plan', 'PlanError', 'plan_answer', 'parse_plan']
 
 # %% ../../nbs/18_domains.tool_plans.ipynb #9c71e8cf
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ def _fmt_arg(v: Any) -> str:
     if isinstance(v, Ref): return str(v)
     if isinstance(v, str): return json.dumps(v, ensure_ascii=False)
     if isinstance(v, (list, tuple)): return '[' + ','.join(_fmt_arg(x) for x in v) + ']'
-    return fmt_value(v)
+    return _fmt_value(v)
 
 def fmt_plan(plan: Sequence[Call]) -> str:
     "The canonical text of a plan: `name(arg=value, ...)` per call, joined by ` | `."
@@ -66,7 +65,7 @@ def _resolve(v: Any, outputs: list, i: int) -> Any:
     return out[v.key]
 
 # %% ../../nbs/18_domains.tool_plans.ipynb #797342bc
-def run_plan(plan: Sequence[Call], tools: dict[str, Tool] | None = None) -> list[Any]:
+def _run_plan(plan: Sequence[Call], tools: dict[str, Tool] | None = None) -> list[Any]:
     "The output of every call of `plan`, in order; `PlanError` if a step cannot run."
     tools, outputs = tools or TOOLS, []
     for i, c in enumerate(plan):
@@ -79,10 +78,10 @@ def run_plan(plan: Sequence[Call], tools: dict[str, Tool] | None = None) -> list
 def plan_answer(plan: Sequence[Call]) -> str:
     "The final answer of a plan: the canonical text of its last output."
     if not plan: raise PlanError('the plan has no calls')
-    return fmt_value(run_plan(plan)[-1])
+    return _fmt_value(_run_plan(plan)[-1])
 
 # %% ../../nbs/18_domains.tool_plans.ipynb #471643df
-MAX_PLAN_CHARS, MAX_CALLS = 4000, 12
+_MAX_PLAN_CHARS, _MAX_CALLS = 4000, 12
 
 _TOKENS = re.compile(r'''(?P<ws>[ \t\r]+)|(?P<sep>[|;\n])|(?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
     |(?P<ref>\$\d{1,3}(?:\.[A-Za-z_]\w*)?|<node-\d{1,3}>(?:\.[A-Za-z_]\w*)?)
@@ -103,7 +102,7 @@ def _ref(text: str) -> Ref:
     m = re.fullmatch(r'(?:\$(\d+)|<node-(\d+)>)(?:\.(\w+))?', text)
     return Ref(int(m[1] or m[2]), m[3])
 
-def tool_name(name: str) -> str:
+def _tool_name(name: str) -> str:
     "A tool name in MnMs's form, lower case with spaces as `_`: `'Image Captioning'` → `'image_captioning'`."
     return re.sub(r'\s+', '_', name.strip()).lower()
 
@@ -139,7 +138,7 @@ class _CallParser:
 @patch
 def call(self: _CallParser) -> Call:
     if self.peek()[0] == 'name' and self.peek(1)[1] == '=': self.i += 2     # `output0 = ...`
-    name, args, positional = tool_name(self.take('name')), {}, []
+    name, args, positional = _tool_name(self.take('name')), {}, []
     self.take('punct', '(')
     while self.peek()[1] != ')':
         if self.peek()[0] == 'name' and self.peek(1)[1] == '=':
@@ -205,7 +204,7 @@ def _json_value(v: Any) -> Any:
     return v
 
 # %% ../../nbs/18_domains.tool_plans.ipynb #0b02b1cc
-def json_plan(data: Any) -> list[Call]:
+def _json_plan(data: Any) -> list[Call]:
     "The calls of a plan given as decoded JSON: a list of {name, args} nodes, or an object holding one."
     if isinstance(data, dict): data = data.get('plan', data.get('nodes', [data]))
     if not isinstance(data, list): raise PlanError('a JSON plan must be a list of {"name", "args"} objects')
@@ -219,7 +218,7 @@ def json_plan(data: Any) -> list[Call]:
                 raise PlanError(f'step {i}: its arguments are a string that is not JSON') from None
         if not isinstance(name, str) or not name.strip(): raise PlanError(f'step {i} has no tool name')
         if not isinstance(args, dict): raise PlanError(f'step {i}: its arguments are not an object')
-        name = tool_name(name)
+        name = _tool_name(name)
         values = {str(k): _json_value(v) for k, v in args.items()}
         calls.append(call(name, **values) if name in TOOLS else Call(name, tuple(sorted(values.items()))))
     return calls
@@ -228,18 +227,18 @@ def json_plan(data: Any) -> list[Call]:
 def parse_plan(text: str) -> list[Call]:
     "The calls of a plan written as calls or as JSON; `PlanError` if it cannot be read."
     if not isinstance(text, str): raise PlanError(f'a plan is text, got {type(text).__name__}')
-    if len(text) > MAX_PLAN_CHARS: raise PlanError(f'the plan is longer than {MAX_PLAN_CHARS} characters')
+    if len(text) > _MAX_PLAN_CHARS: raise PlanError(f'the plan is longer than {_MAX_PLAN_CHARS} characters')
     text = text.strip()
     if m := re.fullmatch(r'```[\w-]*\n?(.*?)\n?```', text, re.S): text = m[1].strip()
     if not text: raise PlanError('the plan is empty')
     if text[0] in '[{':
-        try: calls = json_plan(json.loads(text))
+        try: calls = _json_plan(json.loads(text))
         except json.JSONDecodeError as e: raise PlanError(f'not valid JSON ({e.msg})') from None
         except RecursionError: raise PlanError('the plan is nested too deeply') from None
     else:
         try: calls = _CallParser(text).plan()
         except RecursionError: raise PlanError('the plan is nested too deeply') from None
     if not calls: raise PlanError('the plan has no calls')
-    if len(calls) > MAX_CALLS:
-        raise PlanError(f'the plan has {len(calls)} calls; at most {MAX_CALLS} are read')
+    if len(calls) > _MAX_CALLS:
+        raise PlanError(f'the plan has {len(calls)} calls; at most {_MAX_CALLS} are read')
     return calls

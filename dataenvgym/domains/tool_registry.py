@@ -13,11 +13,10 @@ from typing import Annotated, Any, Callable, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, WithJsonSchema, create_model
 
 # %% auto #0
-__all__ = ['Number', 'Text', 'Date', 'Numbers', 'TOOLS', 'COUNTRIES', 'Country', 'UNITS', 'Unit', 'fmt_decimal', 'fmt_value',
-           'Tool', 'tool']
+__all__ = ['Number', 'Text', 'TOOLS', 'Tool', 'tool']
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #87e199ad
-def fmt_decimal(x: int | Fraction) -> str:
+def _fmt_decimal(x: int | Fraction) -> str:
     "A number as text with at most 2 decimal places (rounded half to even): `'42'`, `'2.5'`, `'-0.33'`."
     x = Fraction(x)
     if x.denominator == 1: return str(x.numerator)
@@ -25,10 +24,10 @@ def fmt_decimal(x: int | Fraction) -> str:
     s = f'{"-" if q < 0 else ""}{abs(q) // 100}.{abs(q) % 100:02d}'.rstrip('0').rstrip('.')
     return s if s not in ('-0', '') else '0'
 
-def fmt_value(v: Any) -> str:
+def _fmt_value(v: Any) -> str:
     "The canonical text of a value: a number (`fmt_decimal`), a list `[1,2,3]`, or the text itself."
-    if isinstance(v, (list, tuple)): return '[' + ','.join(fmt_value(x) for x in v) + ']'
-    if isinstance(v, (int, Fraction)) and not isinstance(v, bool): return fmt_decimal(v)
+    if isinstance(v, (list, tuple)): return '[' + ','.join(_fmt_value(x) for x in v) + ']'
+    if isinstance(v, (int, Fraction)) and not isinstance(v, bool): return _fmt_decimal(v)
     return str(v)
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #7b624f51
@@ -59,9 +58,9 @@ Number = Annotated[Fraction, BeforeValidator(_number), WithJsonSchema({'type': '
 
 Text = Annotated[str, BeforeValidator(_text), WithJsonSchema({'type': 'string'})]
 
-Date = Annotated[str, BeforeValidator(_date), WithJsonSchema({'type': 'string', 'format': 'date'})]
+_Date = Annotated[str, BeforeValidator(_date), WithJsonSchema({'type': 'string', 'format': 'date'})]
 
-Numbers = Annotated[list[Fraction], BeforeValidator(_numbers),
+_Numbers = Annotated[list[Fraction], BeforeValidator(_numbers),
                     WithJsonSchema({'type': 'array', 'items': {'type': 'number'}})]
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #3f0c60b7
@@ -107,7 +106,7 @@ def tool(name: str, description: str, returns: str, **fields):
     return register
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #be83ca6b
-COUNTRIES: dict[str, tuple[str, int, str]] = {  # country: (capital, population in millions, continent)
+_COUNTRIES: dict[str, tuple[str, int, str]] = {  # country: (capital, population in millions, continent)
     'France': ('Paris', 68, 'Europe'), 'Germany': ('Berlin', 84, 'Europe'), 'Italy': ('Rome', 59, 'Europe'),
     'Spain': ('Madrid', 48, 'Europe'), 'Portugal': ('Lisbon', 10, 'Europe'),
     'Poland': ('Warsaw', 37, 'Europe'), 'Greece': ('Athens', 10, 'Europe'),
@@ -128,16 +127,16 @@ COUNTRIES: dict[str, tuple[str, int, str]] = {  # country: (capital, population 
     'New Zealand': ('Wellington', 5, 'Oceania')}
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #3e90e968
-Country = Annotated[Literal[tuple(COUNTRIES)], BeforeValidator(_text)]
+_Country = Annotated[Literal[tuple(_COUNTRIES)], BeforeValidator(_text)]
 
-@tool('capital', 'The capital city of a country.', 'text', country=Country)
-def _capital(country): return COUNTRIES[country][0]
+@tool('capital', 'The capital city of a country.', 'text', country=_Country)
+def _capital(country): return _COUNTRIES[country][0]
 
-@tool('population', 'The population of a country, in millions (about 2023).', 'number', country=Country)
-def _population(country): return Fraction(COUNTRIES[country][1])
+@tool('population', 'The population of a country, in millions (about 2023).', 'number', country=_Country)
+def _population(country): return Fraction(_COUNTRIES[country][1])
 
-@tool('continent', 'The continent a country is in.', 'text', country=Country)
-def _continent(country): return COUNTRIES[country][2]
+@tool('continent', 'The continent a country is in.', 'text', country=_Country)
+def _continent(country): return _COUNTRIES[country][2]
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #c33ca556
 @tool('add', 'a + b.', 'number', a=Number, b=Number)
@@ -155,36 +154,36 @@ def _div(a, b):
     return a / b
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #41b9c691
-UNITS: dict[str, tuple[str, Fraction]] = {
+_UNITS: dict[str, tuple[str, Fraction]] = {
     'km': ('length', Fraction(1000)), 'mi': ('length', Fraction('1609.344')),
     'm': ('length', Fraction(1)), 'ft': ('length', Fraction('0.3048')),
     'kg': ('mass', Fraction(1)), 'lb': ('mass', Fraction('0.45359237')),
     'C': ('temperature', None), 'F': ('temperature', None)}
 
-Unit = Annotated[Literal[tuple(UNITS)], BeforeValidator(_text)]
+_Unit = Annotated[Literal[tuple(_UNITS)], BeforeValidator(_text)]
 
 @tool('convert', 'value converted from unit to another unit of the same kind (km, mi, m, ft; kg, lb; C, F).',
-      'number', value=Number, unit=Unit, to=Unit)
+      'number', value=Number, unit=_Unit, to=_Unit)
 def _convert(value, unit, to):
-    (kind, f), (kind_to, f_to) = UNITS[unit], UNITS[to]
+    (kind, f), (kind_to, f_to) = _UNITS[unit], _UNITS[to]
     if kind != kind_to: raise ValueError(f'convert: cannot convert {unit} ({kind}) to {to} ({kind_to})')
     if kind != 'temperature': return value * f / f_to
     if unit == to: return value
     return value * Fraction(9, 5) + 32 if unit == 'C' else (value - 32) * Fraction(5, 9)
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #901e47c8
-@tool('add_days', 'The date a number of days after (or before, if negative) a date.', 'date', date=Date,
+@tool('add_days', 'The date a number of days after (or before, if negative) a date.', 'date', date=_Date,
       days=Number)
 def _add_days(date, days):
-    if days.denominator != 1: raise ValueError(f'add_days: days must be whole, got {fmt_decimal(days)}')
+    if days.denominator != 1: raise ValueError(f'add_days: days must be whole, got {_fmt_decimal(days)}')
     try: return (dt.date.fromisoformat(date) + dt.timedelta(days=int(days))).isoformat()
     except OverflowError: raise ValueError('add_days: the date falls outside years 1-9999') from None
 
-@tool('weekday', 'The day of the week of a date.', 'text', date=Date)
+@tool('weekday', 'The day of the week of a date.', 'text', date=_Date)
 def _weekday(date): return dt.date.fromisoformat(date).strftime('%A')
 
 @tool('days_between', 'The number of days from start to end (negative if end is earlier).', 'number',
-      start=Date, end=Date)
+      start=_Date, end=_Date)
 def _days_between(start, end):
     return Fraction((dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days)
 
@@ -199,15 +198,15 @@ def _reverse(text): return text[::-1]
       text=Text)
 def _length(text): return Fraction(sum(c.isalpha() for c in text))
 
-@tool('sort', 'The numbers in ascending order.', 'list', items=Numbers)
+@tool('sort', 'The numbers in ascending order.', 'list', items=_Numbers)
 def _sort(items): return sorted(items)
 
-@tool('max', 'The largest of the numbers.', 'number', items=Numbers)
+@tool('max', 'The largest of the numbers.', 'number', items=_Numbers)
 def _max(items): return max(items)
 
 # %% ../../nbs/16_domains.tool_registry.ipynb #8ce4b91e
-@tool('min', 'The smallest of the numbers.', 'number', items=Numbers)
+@tool('min', 'The smallest of the numbers.', 'number', items=_Numbers)
 def _min(items): return min(items)
 
-@tool('sum', 'The sum of the numbers.', 'number', items=Numbers)
+@tool('sum', 'The sum of the numbers.', 'number', items=_Numbers)
 def _sum(items): return sum(items, Fraction(0))

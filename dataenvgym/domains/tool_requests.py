@@ -10,14 +10,12 @@ import datetime as dt, functools, random, re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
-from ..core import Task, check_choice
-from .tool_registry import COUNTRIES, TOOLS
+from ..core import Task, _check_choice
+from .tool_registry import _COUNTRIES, TOOLS
 from .tool_plans import Call, Ref, call, fmt_plan, plan_answer
 
 # %% auto #0
-__all__ = ['PHRASINGS', 'JOIN_NOUNS', 'JOIN_STEPS', 'JOIN_SOURCES', 'ASK_FRAMES', 'STEP_OPENERS', 'STEP_JOINERS', 'LEAD_INS',
-           'ALL_COMBOS', 'STYLES', 'draw_literals', 'Phrasing', 'combinations', 'combo_tools', 'make_task',
-           'solve_request']
+__all__ = ['ALL_COMBOS', 'STYLES', 'combinations', 'make_task', 'solve_request']
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #fb7d7a37
 _WORDS = ['apple', 'banana', 'cherry', 'garden', 'river', 'planet', 'window', 'silver', 'pencil', 'rocket',
@@ -42,11 +40,11 @@ def _pick(rng: random.Random, level: int, options: Sequence):
     return options[0] if level == 1 else rng.choice(options)
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #4fb82c0a
-def draw_literals(kind: str, rng: random.Random, level: int) -> tuple[dict[str, Any], dict[str, str]]:
+def _draw_literals(kind: str, rng: random.Random, level: int) -> tuple[dict[str, Any], dict[str, str]]:
     "Literal arguments of `kind` for a phrase: (values for the plan, their surface text for the request)."
     match kind:
         case 'country':
-            c = rng.choice([c for c in COUNTRIES if ' ' not in c] if level == 1 else list(COUNTRIES))
+            c = rng.choice([c for c in _COUNTRIES if ' ' not in c] if level == 1 else list(_COUNTRIES))
             return {'country': c}, {'country': c}
         case 'ab':
             a, b = _num(rng, level), _num(rng, level)
@@ -85,7 +83,7 @@ def draw_literals(kind: str, rng: random.Random, level: int) -> tuple[dict[str, 
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #e8da0dd9
 @dataclass(frozen=True)
-class Phrasing:
+class _Phrasing:
     "How requests name a tool: noun phrases on literals, chained ones on `{x}`, steps on 'it'."
     lit: str                                   # literal kind when the tool comes first
     nouns: tuple[str, ...]
@@ -95,81 +93,81 @@ class Phrasing:
     steps: tuple[str, ...] = ()
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #85a01841
-PHRASINGS: dict[str, Phrasing] = {
-    'capital': Phrasing('country', ('the capital of {country}', "{country}'s capital",
+_PHRASINGS: dict[str, _Phrasing] = {
+    'capital': _Phrasing('country', ('the capital of {country}', "{country}'s capital",
                                     'the capital city of {country}')),
-    'population': Phrasing('country', ('the population of {country}',
+    'population': _Phrasing('country', ('the population of {country}',
                                        'how many million people live in {country}',
                                        "{country}'s population")),
-    'continent': Phrasing('country', ('the continent of {country}', 'the continent {country} is in',
+    'continent': _Phrasing('country', ('the continent of {country}', 'the continent {country} is in',
                                       "{country}'s continent")),
-    'add': Phrasing('ab', ('{a} plus {b}', 'the sum of {a} and {b}', '{a} + {b}'), 'a', 'b',
+    'add': _Phrasing('ab', ('{a} plus {b}', 'the sum of {a} and {b}', '{a} + {b}'), 'a', 'b',
                     ('{b} more than {x}', '{b} added to {x}'),
                     ('add {b} to it', 'add {b}', 'increase it by {b}')),
-    'sub': Phrasing('ab', ('{a} minus {b}', '{b} subtracted from {a}', '{a} - {b}'), 'a', 'b',
+    'sub': _Phrasing('ab', ('{a} minus {b}', '{b} subtracted from {a}', '{a} - {b}'), 'a', 'b',
                     ('{b} less than {x}', '{b} subtracted from {x}'),
                     ('subtract {b} from it', 'subtract {b}', 'take away {b}')),
-    'mul': Phrasing('ab', ('{a} times {b}', 'the product of {a} and {b}', '{a} * {b}'), 'a', 'b',
+    'mul': _Phrasing('ab', ('{a} times {b}', 'the product of {a} and {b}', '{a} * {b}'), 'a', 'b',
                     ('{b} times {x}', 'the product of {b} and {x}'),
                     ('multiply it by {b}', 'multiply by {b}', 'times it by {b}')),
-    'div': Phrasing('ab', ('{a} divided by {b}', 'the quotient of {a} and {b}', '{a} / {b}'), 'a', 'b',
+    'div': _Phrasing('ab', ('{a} divided by {b}', 'the quotient of {a} and {b}', '{a} / {b}'), 'a', 'b',
                     ('a {b}-way split of {x}', 'an equal {b}-way share of {x}'),
                     ('divide it by {b}', 'divide by {b}', 'split it into {b} parts')),
-    'convert': Phrasing('convert', ('{value} {unit} in {to}', '{value} {unit} converted to {to}',
+    'convert': _Phrasing('convert', ('{value} {unit} in {to}', '{value} {unit} converted to {to}',
                                     'how many {to} {value} {unit} is')),
 }
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #3b528654
-PHRASINGS |= {
-    'add_days': Phrasing('date_days', ('the date {days} days after {date}', '{days} days after {date}',
+_PHRASINGS |= {
+    'add_days': _Phrasing('date_days', ('the date {days} days after {date}', '{days} days after {date}',
                                        '{date} plus {days} days'), 'date', 'days',
                          ('the date {days} days after {x}', '{days} days after {x}'),
                          ('add {days} days to it', 'move it {days} days later', 'go {days} days forward')),
-    'weekday': Phrasing('date', ('the weekday of {date}', 'the day of the week of {date}',
+    'weekday': _Phrasing('date', ('the weekday of {date}', 'the day of the week of {date}',
                                  'what day of the week {date} is'), 'date', None,
                         ('the weekday of {x}', 'the day of the week of {x}'),
                         ('find its weekday', 'give its day of the week', 'say which weekday it is')),
-    'days_between': Phrasing('dates', ('the number of days from {start} to {end}',
+    'days_between': _Phrasing('dates', ('the number of days from {start} to {end}',
                                        'the days between {start} and {end}',
                                        'how many days it is from {start} to {end}'), 'start', 'end',
                              ('the number of days until {end} from {x}', 'the days to {end} from {x}'),
                              ('count the days from it to {end}', 'count the days until {end}')),
-    'upper': Phrasing('text', ('"{text}" in capitals', 'the word "{text}" in upper case',
+    'upper': _Phrasing('text', ('"{text}" in capitals', 'the word "{text}" in upper case',
                                '"{text}" uppercased'), 'text', None,
                       ('the upper case of {x}', 'the capitalised form of {x}'),
                       ('write it in capitals', 'make it upper case', 'uppercase it')),
-    'reverse': Phrasing('text', ('"{text}" backwards', 'the word "{text}" reversed',
+    'reverse': _Phrasing('text', ('"{text}" backwards', 'the word "{text}" reversed',
                                  '"{text}" spelled backwards'), 'text', None,
                         ('the reverse of {x}', 'the backwards spelling of {x}'),
                         ('reverse it', 'spell it backwards', 'write it backwards')),
-    'length': Phrasing('text', ('the number of letters in "{text}"', 'the length of the word "{text}"',
+    'length': _Phrasing('text', ('the number of letters in "{text}"', 'the length of the word "{text}"',
                                 'how many letters "{text}" has'), 'text', None,
                        ('the number of letters in {x}', 'the length of {x}'),
                        ('count its letters', 'find its length', 'count the letters')),
-    'sort': Phrasing('items', ('{items} sorted', '{items} in ascending order',
+    'sort': _Phrasing('items', ('{items} sorted', '{items} in ascending order',
                                '{items} from smallest to largest')),
-    'max': Phrasing('items', ('the largest of {items}', 'the maximum of {items}',
+    'max': _Phrasing('items', ('the largest of {items}', 'the maximum of {items}',
                               'the biggest number among {items}')),
-    'min': Phrasing('items', ('the smallest of {items}', 'the minimum of {items}',
+    'min': _Phrasing('items', ('the smallest of {items}', 'the minimum of {items}',
                               'the lowest number among {items}')),
-    'sum': Phrasing('items', ('the total of {items}', 'the sum of the numbers {items}', '{items} added up')),
+    'sum': _Phrasing('items', ('the total of {items}', 'the sum of the numbers {items}', '{items} added up')),
 }
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #b4f764af
-JOIN_NOUNS = {'add': ('the sum of {a} and {b}', '{a} plus {b}', '{a} and {b} combined'),
+_JOIN_NOUNS = {'add': ('the sum of {a} and {b}', '{a} plus {b}', '{a} and {b} combined'),
               'sub': ('{a} minus {b}', 'the difference between {a} and {b}'),
               'mul': ('the product of {a} and {b}', '{a} times {b}'),
               'div': ('{a} divided by {b}', 'the ratio of {a} to {b}')}
-JOIN_STEPS = {'add': ('add them', 'add the two together', 'add them up'),
+_JOIN_STEPS = {'add': ('add them', 'add the two together', 'add them up'),
               'sub': ('subtract the second from the first', 'take the second away from the first'),
               'mul': ('multiply them', 'multiply the two'),
               'div': ('divide the first by the second', 'divide the first by the other')}
-JOIN_SOURCES = ('population', 'length')        # tools whose outputs two-step joins combine
-ASK_FRAMES = ('What is {np}?', 'Tell me {np}.', 'Find {np}.', 'I need {np}.', 'Can you work out {np}?',
+_JOIN_SOURCES = ('population', 'length')        # tools whose outputs two-step joins combine
+_ASK_FRAMES = ('What is {np}?', 'Tell me {np}.', 'Find {np}.', 'I need {np}.', 'Can you work out {np}?',
               'Please give me {np}.')
-STEP_OPENERS = ('find {np}', 'look up {np}', 'get {np}', 'work out {np}')
-STEP_JOINERS = (', then {step}', '. Then {step}', ' and then {step}', '; after that {step}')
-LEAD_INS = ('Quick question: ', 'For my homework, ', 'Hi! ', 'I was wondering. ', 'Help me out: ', 'OK, so ')
+_STEP_OPENERS = ('find {np}', 'look up {np}', 'get {np}', 'work out {np}')
+_STEP_JOINERS = (', then {step}', '. Then {step}', ' and then {step}', '; after that {step}')
+_LEAD_INS = ('Quick question: ', 'For my homework, ', 'Hi! ', 'I was wondering. ', 'Help me out: ', 'OK, so ')
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #fc49477e
 _ACCEPTS = {'number': {'add', 'sub', 'mul', 'div'}, 'text': {'upper', 'reverse', 'length'},
@@ -189,12 +187,12 @@ def _chains(k: int) -> list[tuple[str, ...]]:
 def combinations(max_tools: int = 3) -> list[str]:
     "Every valid tool combination of 1 to `max_tools` tools, as skill names (`'capital+upper'`)."
     combos = [c for k in range(1, max_tools + 1) for c in _chains(k)]
-    if max_tools >= 3: combos += [(s, s, op) for s in JOIN_SOURCES for op in JOIN_NOUNS]
+    if max_tools >= 3: combos += [(s, s, op) for s in _JOIN_SOURCES for op in _JOIN_NOUNS]
     return ['+'.join(c) for c in combos]
 
-def combo_tools(skill: str) -> list[str]:
+def _combo_tools(skill: str) -> list[str]:
     "The tools of a combination, in order; `ValueError` if it is not a valid one."
-    check_choice(skill, ALL_COMBOS, 'tool combination')
+    _check_choice(skill, ALL_COMBOS, 'tool combination')
     return skill.split('+')
 
 ALL_COMBOS = combinations()
@@ -209,15 +207,15 @@ def _fill(template: str, surface: dict[str, str], x: str | None = None) -> str:
 
 def _lit_step(name: str, rng: random.Random, level: int) -> tuple[Call, str]:
     "A first call of tool `name` with literal arguments, and its noun phrase."
-    p = PHRASINGS[name]
-    values, surface = draw_literals(p.lit, rng, level)
+    p = _PHRASINGS[name]
+    values, surface = _draw_literals(p.lit, rng, level)
     return call(name, **values), _fill(_pick(rng, level, p.nouns), surface)
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #fea94427
 def _chained_step(name: str, index: int, rng: random.Random, level: int) -> tuple[Call, dict[str, str]]:
     "A call of tool `name` on the output of call `index`, and the surface text of its literal arguments."
-    p = PHRASINGS[name]
-    values, surface = draw_literals(p.chained, rng, level) if p.chained else ({}, {})
+    p = _PHRASINGS[name]
+    values, surface = _draw_literals(p.chained, rng, level) if p.chained else ({}, {})
     values = {k: v for k, v in values.items() if k != p.slot}
     return call(name, **{p.slot: Ref(index)}, **values), surface
 
@@ -226,31 +224,31 @@ def _sentence(s: str) -> str: return s[0].upper() + s[1:]
 # %% ../../nbs/17_domains.tool_requests.ipynb #2ec81cae
 def make_task(skill: str, style: str, level: int, rng: random.Random) -> Task:
     "One task of the tool combination `skill` in request `style` at difficulty `level` (1–3)."
-    tools = combo_tools(skill)
-    check_choice(style, STYLES, 'style'); check_choice(level, (1, 2, 3), 'difficulty level')
+    tools = _combo_tools(skill)
+    _check_choice(style, STYLES, 'style'); _check_choice(level, (1, 2, 3), 'difficulty level')
     join = len(tools) == 3 and tools[0] == tools[1]
     first, np = _lit_step(tools[0], rng, level)
-    plan, nps, steps = [first], [np], [_fill(_pick(rng, level, STEP_OPENERS), {'np': np})]
+    plan, nps, steps = [first], [np], [_fill(_pick(rng, level, _STEP_OPENERS), {'np': np})]
     if join:
         second, np2 = _lit_step(tools[1], rng, level)
         while second == first: second, np2 = _lit_step(tools[1], rng, level)
         plan.append(second)
         plan.append(call(tools[2], a=Ref(0), b=Ref(1)))
-        np = _fill(_pick(rng, level, JOIN_NOUNS[tools[2]]), {'a': np, 'b': np2})
-        steps = [_fill(_pick(rng, level, STEP_OPENERS), {'np': f'{nps[0]} and {np2}'}),
-                 _pick(rng, level, JOIN_STEPS[tools[2]])]
+        np = _fill(_pick(rng, level, _JOIN_NOUNS[tools[2]]), {'a': np, 'b': np2})
+        steps = [_fill(_pick(rng, level, _STEP_OPENERS), {'np': f'{nps[0]} and {np2}'}),
+                 _pick(rng, level, _JOIN_STEPS[tools[2]])]
     else:
         for i, name in enumerate(tools[1:]):
             c, surface = _chained_step(name, i, rng, level)
             plan.append(c)
-            np = _fill(_pick(rng, level, PHRASINGS[name].chain_nouns), surface, np)
-            steps.append(_fill(_pick(rng, level, PHRASINGS[name].steps), surface))
-    if style == 'ask': request = _fill(_pick(rng, level, ASK_FRAMES), {'np': np})
+            np = _fill(_pick(rng, level, _PHRASINGS[name].chain_nouns), surface, np)
+            steps.append(_fill(_pick(rng, level, _PHRASINGS[name].steps), surface))
+    if style == 'ask': request = _fill(_pick(rng, level, _ASK_FRAMES), {'np': np})
     else:
-        request = steps[0] + ''.join(_fill(_pick(rng, level, STEP_JOINERS), {'step': s}) for s in steps[1:])
+        request = steps[0] + ''.join(_fill(_pick(rng, level, _STEP_JOINERS), {'step': s}) for s in steps[1:])
         request = _sentence(request) + '.'
     if level == 3 and rng.random() < .5:
-        lead = rng.choice(LEAD_INS)
+        lead = rng.choice(_LEAD_INS)
         request = lead + (request if lead.endswith(('. ', '! ')) else request[0].lower() + request[1:])
     request = _sentence(request)
     return Task(domain='tools', prompt=request, answer=fmt_plan(plan), skill=skill,
@@ -266,7 +264,7 @@ _UNIT_OF = {w: u for u, ws in _UNIT_WORDS.items() for w in ws}
 
 _ALT = lambda names: '|'.join(re.escape(n) for n in sorted(names, key=len, reverse=True))
 
-_SLOTS = {'country': _ALT(COUNTRIES), 'a': r'\d+', 'b': r'\d+', 'value': r'\d+', 'days': r'\d+',
+_SLOTS = {'country': _ALT(_COUNTRIES), 'a': r'\d+', 'b': r'\d+', 'value': r'\d+', 'days': r'\d+',
           'unit': _ALT(_UNIT_OF), 'to': _ALT(_UNIT_OF), 'date': _DATE, 'start': _DATE, 'end': _DATE,
           'text': '[a-z]+', 'items': r'\d+(?:, \d+)* and \d+'}
 
@@ -295,26 +293,26 @@ def _bind(template: str, text: str, free: Sequence[str] = ()) -> dict[str, Any] 
     return {k: v if k in free else _literal(k, v) for k, v in m.groupdict().items()}
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #433ed517
-def _lit_readings(text: str, tools: Sequence[str] = tuple(PHRASINGS)) -> list[Call]:
+def _lit_readings(text: str, tools: Sequence[str] = tuple(_PHRASINGS)) -> list[Call]:
     "Every first call (literal arguments) that `text` can be a noun phrase of."
-    return [call(name, **b) for name in tools for t in PHRASINGS[name].nouns
+    return [call(name, **b) for name in tools for t in _PHRASINGS[name].nouns
             if (b := _bind(t, text)) is not None]
 
 def _chain(plan: list[Call], name: str, literals: dict) -> list[Call] | None:
     "`plan` with a call of `name` on its last output appended, if the combination is a valid one."
-    new = plan + [call(name, **{PHRASINGS[name].slot: Ref(len(plan) - 1)}, **literals)]
+    new = plan + [call(name, **{_PHRASINGS[name].slot: Ref(len(plan) - 1)}, **literals)]
     return new if '+'.join(c.name for c in new) in _COMBO_SET else None
 
 # %% ../../nbs/17_domains.tool_requests.ipynb #c5f0f302
 def _np_readings(text: str) -> list[list[Call]]:
     "Every plan that the noun phrase `text` can name."
     out = [[c] for c in _lit_readings(text)]
-    for name, p in PHRASINGS.items():
+    for name, p in _PHRASINGS.items():
         for t in p.chain_nouns:
             if (b := _bind(t, text, ['x'])) is None: continue
             x = b.pop('x')
             out += [new for inner in _np_readings(x) if (new := _chain(inner, name, b))]
-    for op, templates in JOIN_NOUNS.items():
+    for op, templates in _JOIN_NOUNS.items():
         for t in templates:
             head, rest = t.split('{a}')
             middle, tail = rest.split('{b}')
@@ -327,7 +325,7 @@ def _join_readings(text: str, middle: str, op: str | None) -> list[list[Call]]:
     "Every (lookup, lookup[, op]) plan of `text` read as two noun phrases around a `middle`."
     out = []
     for m in re.finditer(re.escape(middle), text):
-        for a in _lit_readings(text[:m.start()], JOIN_SOURCES):
+        for a in _lit_readings(text[:m.start()], _JOIN_SOURCES):
             for b in _lit_readings(text[m.end():], [a.name]):
                 out.append([a, b] + ([call(op, a=Ref(0), b=Ref(1))] if op else []))
     return out
@@ -337,14 +335,14 @@ def _steps_readings(text: str) -> list[list[Call]]:
     "Every plan of a step-by-step request (without its final period)."
     first, *rest = re.split(r', then |\. Then | and then |; after that ', text)
     plans, joins = [], []
-    for opener in STEP_OPENERS:
+    for opener in _STEP_OPENERS:
         if (b := _bind(_sentence(opener), first, ['np'])) is None: continue
         plans += [[c] for c in _lit_readings(b['np'])]
         if len(rest) == 1:
-            joins += [p + [call(op, a=Ref(0), b=Ref(1))] for op, ts in JOIN_STEPS.items() if rest[0] in ts
+            joins += [p + [call(op, a=Ref(0), b=Ref(1))] for op, ts in _JOIN_STEPS.items() if rest[0] in ts
                       for p in _join_readings(b['np'], ' and ', None)]
     for step in rest:
-        plans = [new for plan in plans for name, p in PHRASINGS.items() for t in p.steps
+        plans = [new for plan in plans for name, p in _PHRASINGS.items() for t in p.steps
                  if (b := _bind(t, step)) is not None and (new := _chain(plan, name, b))]
     return plans + joins
 
@@ -352,7 +350,7 @@ def _steps_readings(text: str) -> list[list[Call]]:
 def _unlead(request: str) -> list[str]:
     "The request as generated before a lead-in was added (itself too, since it may have had none)."
     out = [request]
-    for lead in LEAD_INS:
+    for lead in _LEAD_INS:
         if request.startswith(lead) and len(request) > len(lead):
             rest = request[len(lead):]
             out.append(rest if lead.endswith(('. ', '! ')) else _sentence(rest))
@@ -364,7 +362,7 @@ def solve_request(prompt: str) -> str | None:
     if not isinstance(prompt, str) or len(prompt := prompt.strip()) > 400: return None
     plans = set()
     for text in _unlead(prompt):
-        for frame in ASK_FRAMES:
+        for frame in _ASK_FRAMES:
             if (b := _bind(frame, text, ['np'])) is not None:
                 plans |= {fmt_plan(p) for p in _np_readings(b['np'])}
         if text.endswith('.'): plans |= {fmt_plan(p) for p in _steps_readings(text[:-1])}

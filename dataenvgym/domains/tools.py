@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 from fastcore.basics import patch
-from ..core import Attempt, Task, check_choice
+from ..core import Attempt, Task, _check_choice
 from .base import DomainBase, Rejected
 from pydantic import BaseModel
 from .tool_registry import *
@@ -17,16 +17,18 @@ from .tool_plans import *
 from .tool_grading import *
 from .tool_requests import *
 from .tool_mnms import *
+from .tool_plans import _tool_name
+from .tool_requests import _combo_tools
 
 # %% auto #0
-__all__ = ['EMBEDDED_COMBOS', 'METRICS', 'MNMS_TOOL_NAMES', 'TOOLS_GUIDE', 'ToolDomain', 'ToolItem']
+__all__ = ['ToolDomain', 'ToolItem']
 
 # %% ../../nbs/15_domains.tools.ipynb #c08eb03e
-EMBEDDED_COMBOS = ['capital', 'population', 'upper', 'add', 'max', 'convert', 'capital+upper',
+_EMBEDDED_COMBOS = ['capital', 'population', 'upper', 'add', 'max', 'convert', 'capital+upper',
                    'capital+length', 'population+mul', 'weekday+upper', 'capital+reverse+upper',
                    'population+population+add']
 
-METRICS = ('tools', 'exact', 'execution')
+_METRICS = ('tools', 'exact', 'execution')
 
 # %% ../../nbs/15_domains.tools.ipynb #bca555e7
 class ToolDomain(DomainBase):
@@ -36,21 +38,21 @@ class ToolDomain(DomainBase):
 
     def __init__(self, combos: Sequence[str] | None = None, styles: Sequence[str] = STYLES,
                  metric: str = 'tools'):
-        combos = EMBEDDED_COMBOS if combos is None else combos
+        combos = _EMBEDDED_COMBOS if combos is None else combos
         if not combos:
-            examples = ", ".join(EMBEDDED_COMBOS[:3])
+            examples = ", ".join(_EMBEDDED_COMBOS[:3])
             raise ValueError(f'ToolDomain needs at least one tool combination, e.g. {examples}')
-        styles = [check_choice(s, STYLES, 'style') for s in dict.fromkeys(styles)]
+        styles = [_check_choice(s, STYLES, 'style') for s in dict.fromkeys(styles)]
         if not styles: raise ValueError(f'ToolDomain needs at least one style of {", ".join(STYLES)}')
         subs = []
         for c in combos:        # a combination (all `styles`) or one subskill of it (`capital+upper/ask`)
             combo, _, style = c.partition('/')
-            combo_tools(combo)
-            if style: subs.append(f'{combo}/{check_choice(style, STYLES, "style")}')
+            _combo_tools(combo)
+            if style: subs.append(f'{combo}/{_check_choice(style, STYLES, "style")}')
             else: subs += [f'{combo}/{s}' for s in styles]
         self._subskills = list(dict.fromkeys(subs))
         self.combos = list(dict.fromkeys(s.split('/')[0] for s in self._subskills))
-        self.metric = check_choice(metric, METRICS, 'metric')
+        self.metric = _check_choice(metric, _METRICS, 'metric')
 
     @classmethod
     def full(cls, **kwargs) -> ToolDomain:
@@ -98,7 +100,7 @@ def solve(self: ToolDomain, prompt: str) -> str | None:
     return solve_request(prompt)
 
 # %% ../../nbs/15_domains.tools.ipynb #58908d70
-MNMS_TOOL_NAMES = frozenset(tool_name(n) for n in (
+_MNMS_TOOL_NAMES = frozenset(_tool_name(n) for n in (
     'text generation', 'text summarization', 'text classification', 'question answering', 'image generation',
     'image captioning', 'optical character recognition', 'image classification', 'image editing',
                                                    'object detection',
@@ -115,7 +117,7 @@ class ToolItem(BaseModel):
     plan: str
 
 # %% ../../nbs/15_domains.tools.ipynb #348b7262
-TOOLS_GUIDE = ('Each item: a user request, and the gold plan that fulfils it, written as tool calls '
+_TOOLS_GUIDE = ('Each item: a user request, and the gold plan that fulfils it, written as tool calls '
                'name(arg=value, ...) joined by " | ", with $k standing for the output of step k (from 0).')
 
 def _refs_earlier(plan: Sequence[Call]) -> bool:
@@ -128,7 +130,7 @@ def _refs_earlier(plan: Sequence[Call]) -> bool:
 def llm_item(self: ToolDomain) -> type[BaseModel]: return ToolItem
 
 @patch(as_prop=True)
-def llm_guide(self: ToolDomain) -> str: return TOOLS_GUIDE + '\nTools:\n' + '\n'.join(
+def llm_guide(self: ToolDomain) -> str: return _TOOLS_GUIDE + '\nTools:\n' + '\n'.join(
     f'{t.name}: {t.description}' for t in TOOLS.values())
 
 # %% ../../nbs/15_domains.tools.ipynb #02d1fab7
@@ -143,9 +145,9 @@ def check_llm_item(self: ToolDomain, item: ToolItem, skill: str = '', subskill: 
     if all(n in TOOLS for n in names):
         try: final = plan_answer(plan)
         except PlanError as e: raise Rejected('plan does not execute', str(e)) from None
-    elif not (all(n in MNMS_TOOL_NAMES for n in names) and _refs_earlier(plan)):
+    elif not (all(n in _MNMS_TOOL_NAMES for n in names) and _refs_earlier(plan)):
         raise Rejected('plan does not execute',
-                       f'unknown tools {sorted(set(names) - set(TOOLS) - MNMS_TOOL_NAMES)}')
+                       f'unknown tools {sorted(set(names) - set(TOOLS) - _MNMS_TOOL_NAMES)}')
     if (solved := self.solve(item.request)) is not None and not score_plan(item.plan, solved).exact:
         raise Rejected('wrong plan', f'{fmt_plan(plan)}, not {solved}')
     task = Task(domain='tools', prompt=item.request.strip(), answer=fmt_plan(plan), skill=skill
@@ -164,5 +166,5 @@ def llm_guide_for(self: ToolDomain, tasks: Sequence[Task]) -> str:
         for c in plan: args.setdefault(c.name, set()).update(k for k, _ in c.args)
     if not args: return self.llm_guide
     about = lambda n: f': {TOOLS[n].description}' if n in TOOLS else ''
-    return TOOLS_GUIDE + "\nTools (the benchmark's; use only these):\n" + '\n'.join(
+    return _TOOLS_GUIDE + "\nTools (the benchmark's; use only these):\n" + '\n'.join(
         f'{n}({", ".join(sorted(a))}){about(n)}' for n, a in sorted(args.items()))

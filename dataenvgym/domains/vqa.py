@@ -14,14 +14,14 @@ from pydantic import BaseModel
 from ..core import Attempt, Datum, Task, stable_id
 from .base import DomainBase, Rejected
 from .vqa_scenes import VOCAB
-from .vqa_questions import QSUBSKILLS, VQA_TAXONOMY, make_task
-from .vqa_images import (image_key, resolve_images, save_images, scene_id, task_image,
+from .vqa_questions import _QSUBSKILLS, VQA_TAXONOMY, make_task
+from .vqa_images import (_image_key, _resolve_images, save_images, _scene_id, task_image,
                                            vqa_datum)
 from .vqa_grading import _nb_gold, grade_vqa, naturalbench_read
 from .vqa_engine import SceneEngine
 
 # %% auto #0
-__all__ = ['VQA_GUIDE', 'VQADomain', 'show_scenes', 'SceneItem']
+__all__ = ['VQADomain', 'show_scenes', 'SceneItem']
 
 # %% ../../nbs/21_domains.vqa.ipynb #5f199a31
 class VQADomain(DomainBase):
@@ -50,11 +50,11 @@ class VQADomain(DomainBase):
     def key(self, task: Task) -> str:
         "The same question about the same image is the same task."
         # the teaching environments keep exam questions out of training data by this key
-        return stable_id(task.prompt, image_key(task))
+        return stable_id(task.prompt, _image_key(task))
 
     def _split_key(self, task: Task) -> str:
         "No two splits share an image."
-        return scene_id(task.metadata['scene'])
+        return _scene_id(task.metadata['scene'])
 
     def datum(self, task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
         "A training datum for `task` keeping its image (`vqa_datum`); teaching envs make data with it."
@@ -67,7 +67,7 @@ class VQADomain(DomainBase):
 
     def load_assets(self, data: Sequence[Datum], folder: str | Path) -> list[Datum]:
         "Data read from a JSONL file in `folder`, their image paths made whole again."
-        return resolve_images(data, folder)
+        return _resolve_images(data, folder)
 
 # %% ../../nbs/21_domains.vqa.ipynb #66ca82a2
 def show_scenes(tasks: Sequence[Task], answers: dict[str, Sequence[str]] | None = None, ncols: int = 4,
@@ -105,7 +105,7 @@ class SceneItem(BaseModel):
     "A VQA datum written by an LLM: a scene to render, in words or as a JSON spec."
     scene: str
 
-VQA_GUIDE = ('Each item: a scene to render, described in words as objects with a colour, size, material and '
+_VQA_GUIDE = ('Each item: a scene to render, described in words as objects with a colour, size, material and '
              'shape '
              '(' + '; '.join(f'{k}: {"/".join(v)}' for k, v in VOCAB.items()) + ') and relations such as '
              '"left of" or "above", '
@@ -116,15 +116,15 @@ VQA_GUIDE = ('Each item: a scene to render, described in words as objects with a
 def llm_item(self: VQADomain) -> type[BaseModel]: return SceneItem
 
 @patch(as_prop=True)
-def llm_guide(self: VQADomain) -> str: return VQA_GUIDE
+def llm_guide(self: VQADomain) -> str: return _VQA_GUIDE
 
 # %% ../../nbs/21_domains.vqa.ipynb #84dccaf5
 @patch
 def check_llm_item(self: VQADomain, item: SceneItem, skill: str = '', subskill: str = '', difficulty: int = 1,
                    questions: int = 2) -> list[tuple[Task, str]]:
     "Up to `questions` (task, answer) pairs from the scene if it can be laid out (of `subskill` if ours)."
-    subs = [subskill] if subskill in QSUBSKILLS else [s for s in self.subskills
-                                                      if QSUBSKILLS[s].skill == skill] or None
+    subs = [subskill] if subskill in _QSUBSKILLS else [s for s in self.subskills
+                                                      if _QSUBSKILLS[s].skill == skill] or None
     try: tasks = SceneEngine(self.image_size).tasks(item.scene, n=questions, subskills=subs,
                                                     seed=int(stable_id(item.scene, n=8), 16))
     except ValueError as e: raise Rejected('scene cannot be rendered', str(e)[:200]) from None

@@ -10,22 +10,22 @@ import json, random, re
 from pathlib import Path
 from typing import Callable, Sequence
 from PIL import Image
-from ..core import Task, check_choice, stable_id
-from .vqa_scenes import COLORS, SHAPES, VOCAB, _place, check_scene, random_object
-from .vqa_questions import (QSUBSKILLS, _REL_WORDS, _SIDES, _side, article, phrase,
-                                              scene_task)
+from ..core import Task, _check_choice, stable_id
+from .vqa_scenes import _COLORS, _SHAPES, VOCAB, _place, _check_scene, _random_object
+from .vqa_questions import (_QSUBSKILLS, _REL_WORDS, _SIDES, _side, _article, _phrase,
+                                              _scene_task)
 
 # %% auto #0
-__all__ = ['MAX_OBJECTS', 'parse_scene_spec', 'layout_scene', 'spec_text', 'SceneEngine']
+__all__ = ['SceneEngine']
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #b15a16a7
-_WORDS = {**{c: ('color', c) for c in COLORS}, 'violet': ('color', 'purple'), 'turquoise': ('color', 'cyan'),
+_WORDS = {**{c: ('color', c) for c in _COLORS}, 'violet': ('color', 'purple'), 'turquoise': ('color', 'cyan'),
           'small': ('size', 'small'), 'little': ('size', 'small'), 'tiny': ('size', 'small'),
           'large': ('size', 'large'), 'big': ('size', 'large'), 'huge': ('size', 'large'),
           'rubber': ('material', 'rubber'), 'matte': ('material', 'rubber'), 'metal': ('material', 'metal'),
           'metallic': ('material', 'metal'), 'shiny': ('material', 'metal'), 'glass': ('material', 'glass'),
           'transparent': ('material', 'glass'), 'translucent': ('material', 'glass')}
-_NOUNS = {**{s: s for s in SHAPES}, 'sphere': 'circle', 'ball': 'circle', 'disc': 'circle', 'cube': 'square',
+_NOUNS = {**{s: s for s in _SHAPES}, 'sphere': 'circle', 'ball': 'circle', 'disc': 'circle', 'cube': 'square',
           'box': 'square', 'block': 'square', 'pyramid': 'triangle', 'cone': 'triangle', 'rhombus': 'diamond',
           'object': None, 'thing': None, 'shape': None}
 _COUNTS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5,
@@ -33,7 +33,7 @@ _COUNTS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5
 _RELS = [(r'\b(?:to the left of|on the left of|left of)\b', 'left'),
          (r'\b(?:to the right of|on the right of|right of)\b', 'right'),
          (r'\b(?:on top of|above|over)\b', 'above'), (r'\b(?:below|under|beneath|underneath)\b', 'below')]
-MAX_OBJECTS = 10
+_MAX_OBJECTS = 10
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #87abe0fa
 def _noun(w: str) -> tuple[bool, str | None] | None:
@@ -61,7 +61,7 @@ def _np(words: list[str], spec: str) -> tuple[dict, int, bool]:
     return desc, count, definite
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #baef3cb5
-def parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[int, str, int]]]:
+def _parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[int, str, int]]]:
     "The objects (partial descriptions) and relations `(i, side, j)` that a text or JSON scene spec asks for."
     if isinstance(spec, str) and spec.strip()[:1] in '[{':
         try: spec = json.loads(spec)
@@ -84,8 +84,8 @@ def parse_scene_spec(spec: str | dict | list) -> tuple[list[dict], list[tuple[in
             if prev is not None: rels += [(i, parts[k - 1], j) for i in prev for j in ids]
             prev = ids
     if not objs: raise ValueError(f'The scene spec {spec!r} names no object')
-    if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most '
-                                                 f'{MAX_OBJECTS} fit')
+    if len(objs) > _MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most '
+                                                 f'{_MAX_OBJECTS} fit')
     return objs, rels
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #22cb1dd5
@@ -94,8 +94,8 @@ def _parse_json_spec(spec: dict | list) -> tuple[list[dict], list[tuple[int, str
     rels = spec.get('relations', []) if isinstance(spec, dict) else []
     if not isinstance(objs, list) or not objs:
         raise ValueError('A JSON scene spec needs a non-empty list of objects')
-    if len(objs) > MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most '
-                                                 f'{MAX_OBJECTS} fit')
+    if len(objs) > _MAX_OBJECTS: raise ValueError(f'The scene spec asks for {len(objs)} objects; at most '
+                                                 f'{_MAX_OBJECTS} fit')
     out = []
     for i, o in enumerate(objs):
         if not isinstance(o, dict): raise ValueError(f'object {i} of the scene spec is not a dict: {o!r}')
@@ -104,7 +104,7 @@ def _parse_json_spec(spec: dict | list) -> tuple[list[dict], list[tuple[int, str
                 f'object {i}: unknown keys {sorted(unknown)}; known: {", ".join([*VOCAB, "x", "y"])}'
             )
         for a in VOCAB:
-            if a in o: check_choice(o[a], VOCAB[a], f'{a} of object {i} ({a})')
+            if a in o: _check_choice(o[a], VOCAB[a], f'{a} of object {i} ({a})')
         out.append(dict(o))
     for r in rels:
         if not (isinstance(r, (list, tuple)) and len(r) == 3 and r[1] in _SIDES
@@ -114,13 +114,13 @@ def _parse_json_spec(spec: dict | list) -> tuple[list[dict], list[tuple[int, str
     return out, [tuple(r) for r in rels]
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #bf081731
-def layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, int]] = (),
+def _layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, int]] = (),
                  rng: random.Random | None = None,
                  distractors: int = 0, tries: int = 500) -> dict:
     "A scene graph with `objects`, placed so that the `relations` hold, plus `distractors` random objects."
     # attributes the `objects` do not give are drawn at random
     rng = rng or random.Random(0)
-    objs = [{**random_object(rng), **o} for o in objects] + [random_object(rng) for _ in range(distractors)]
+    objs = [{**_random_object(rng), **o} for o in objects] + [_random_object(rng) for _ in range(distractors)]
     # objects with a given position first
     order = sorted(range(len(objs)), key=lambda k: not ('x' in objs[k] and 'y' in objs[k]))
     ordered, n_fixed = [objs[k] for k in order], sum('x' in o and 'y' in o for o in objs)
@@ -130,19 +130,19 @@ def layout_scene(objects: Sequence[dict], relations: Sequence[tuple[int, str, in
                                                    side, j in relations): break
     else: raise ValueError(f'Cannot place {len(objs)} objects so that {list(relations)} all hold; ask for '
                            f'fewer objects or relations')
-    return check_scene({'objects': objs})
+    return _check_scene({'objects': objs})
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #23ce1199
 def _level(scene: dict) -> int:
     return 1 if len(scene['objects']) <= 3 else 2 if len(scene['objects']) <= 5 else 3
 
-def spec_text(spec: str | dict | list) -> str:
+def _spec_text(spec: str | dict | list) -> str:
     "The text prompt of a scene spec (a JSON spec is described in words), for a text-to-image model."
     if isinstance(spec, str) and spec.strip()[:1] not in '[{': return spec
-    objs, rels = parse_scene_spec(spec)
-    words = [article(phrase(o)) for o in objs]
-    return ', '.join(words + [f'the {phrase(objs[i])} {_REL_WORDS[s][1]} the '
-                              f'{phrase(objs[j])}' for i, s, j in rels])
+    objs, rels = _parse_scene_spec(spec)
+    words = [_article(_phrase(o)) for o in objs]
+    return ', '.join(words + [f'the {_phrase(objs[i])} {_REL_WORDS[s][1]} the '
+                              f'{_phrase(objs[j])}' for i, s, j in rels])
 
 # %% ../../nbs/26_domains.vqa_engine.ipynb #6dea24ea
 class SceneEngine:
@@ -159,13 +159,13 @@ class SceneEngine:
 
     def scene(self, spec: str | dict | list, *, seed: int = 0, distractors: int = 0) -> dict:
         "The scene graph of `spec`, laid out with `seed`."
-        return layout_scene(*parse_scene_spec(spec), rng=random.Random(seed), distractors=distractors)
+        return _layout_scene(*_parse_scene_spec(spec), rng=random.Random(seed), distractors=distractors)
 
     def tasks(self, spec: str | dict | list, *, n: int = 4, subskills: Sequence[str] | None = None,
               seed: int = 0,
               distractors: int = 0) -> list[Task]:
         "Up to `n` distinct questions (of `subskills` or all) on `spec`'s image, answered by its scene graph."
-        subs = [check_choice(s, QSUBSKILLS, 'subskill') for s in subskills or QSUBSKILLS]
+        subs = [_check_choice(s, _QSUBSKILLS, 'subskill') for s in subskills or _QSUBSKILLS]
         scene, rng = self.scene(spec, seed=seed, distractors=distractors), random.Random(seed)
         extra = {'spec': spec if isinstance(spec, str) else json.dumps(spec)}
         if self.text_to_image is not None: extra |= {'image_path': str(self._generate(spec, seed)),
@@ -174,15 +174,15 @@ class SceneEngine:
         for k in range(20 * n):
             if len(out) == n: break
             sub = order[k % len(order)]
-            if (q := QSUBSKILLS[sub].make(scene, rng)) and q[0] not in seen:
-                seen.add(q[0]); out.append(scene_task(scene, *q, sub, _level(scene),
+            if (q := _QSUBSKILLS[sub].make(scene, rng)) and q[0] not in seen:
+                seen.add(q[0]); out.append(_scene_task(scene, *q, sub, _level(scene),
                                                       self.image_size, **extra))
         if not out: raise ValueError(f'No {", ".join(subs)} question can be asked about {spec!r}; try other '
                                      f'subskills or more objects')
         return out
 
     def _generate(self, spec, seed: int) -> Path:
-        text = spec_text(spec)
+        text = _spec_text(spec)
         path = self.image_dir / f'{stable_id(text, seed)}.png'
         if not path.exists():
             self.image_dir.mkdir(parents=True, exist_ok=True)

@@ -8,15 +8,14 @@ Docs: https://dataenvgym.github.io/dataenvgym/domains.vqa_grading.html.md"""
 from __future__ import annotations
 import re
 from typing import Any, Sequence
-from ..core import Task, check_choice
-from .vqa_questions import NUMBERS
+from ..core import Task, _check_choice
+from .vqa_questions import _NUMBERS
 
 # %% auto #0
-__all__ = ['NB_SUFFIX', 'NB_PAIRS', 'NB_GOLD', 'normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read',
-           'naturalbench_scores']
+__all__ = ['normalize_vqa', 'read_answer', 'grade_vqa', 'naturalbench_read', 'naturalbench_scores']
 
 # %% ../../nbs/25_domains.vqa_grading.ipynb #cc1abdfc
-_NUMBER_WORDS = dict(zip('zero one two three four five six seven eight nine ten'.split(), NUMBERS))
+_NUMBER_WORDS = dict(zip('zero one two three four five six seven eight nine ten'.split(), _NUMBERS))
 
 _SYNONYMS = {'colour': 'color', 'grey': 'gray'}
 
@@ -44,17 +43,17 @@ def grade_vqa(response: str, answer: str, options: Sequence[str] | None = None) 
     return False, f'wrong: read {got[:80]!r}, expected {want!r}'
 
 # %% ../../nbs/25_domains.vqa_grading.ipynb #6692828e
-NB_SUFFIX = {'yes_no': 'Please answer Yes or No.',
+_NB_SUFFIX = {'yes_no': 'Please answer Yes or No.',
              'multiple_choice': 'Please output the letter corresponding to the correct option.'}
 
-NB_PAIRS = ('q0_i0', 'q0_i1', 'q1_i0', 'q1_i1')
+_NB_PAIRS = ('q0_i0', 'q0_i1', 'q1_i0', 'q1_i1')
 
-NB_GOLD = {'q0_i0': 1, 'q0_i1': 0, 'q1_i0': 0, 'q1_i1': 1}  # what the official script assumes
+_NB_GOLD = {'q0_i0': 1, 'q0_i1': 0, 'q1_i0': 0, 'q1_i1': 1}  # what the official script assumes
 
 def naturalbench_read(response: str, question_type: str) -> int:
     "NaturalBench's reading: 1 if 'yes'/'A' comes first as a word (any case), 0 if 'no'/'B', -1 if neither."
     words = {'yes_no': ('yes', 'no'),
-             'multiple_choice': ('A', 'B')}[check_choice(question_type, NB_SUFFIX, 'question type')]
+             'multiple_choice': ('A', 'B')}[_check_choice(question_type, _NB_SUFFIX, 'question type')]
     pos = [m.start() if (m := re.search(rf'\b{w}\b', str(response), re.IGNORECASE)) else -1 for w in words]
     if pos == [-1, -1]: return -1
     return 1 if pos[1] == -1 or -1 < pos[0] < pos[1] else 0
@@ -72,9 +71,9 @@ def naturalbench_scores(tasks: Sequence[Task], responses: Sequence[str]) -> dict
             r, md['question_type']
         ) == _nb_gold(t.answer)
     if not groups: raise ValueError('naturalbench_scores needs at least one group of 4 tasks; got none')
-    if bad := [g for g, ok in groups.items() if set(ok) != set(NB_PAIRS)]:
+    if bad := [g for g, ok in groups.items() if set(ok) != set(_NB_PAIRS)]:
         raise ValueError(f'NaturalBench group {bad[0]!r} is incomplete: it needs the pairs '
-                         f'{", ".join(NB_PAIRS)}')
+                         f'{", ".join(_NB_PAIRS)}')
     n = len(groups)
     q = sum(ok[f'q{k}_i0'] and ok[f'q{k}_i1'] for ok in groups.values() for k in (0, 1))
     im = sum(ok[f'q0_i{k}'] and ok[f'q1_i{k}'] for ok in groups.values() for k in (0, 1))

@@ -15,7 +15,7 @@ from ..core import Datum, Task, stable_id
 from .vqa_scenes import render_scene
 
 # %% auto #0
-__all__ = ['task_image', 'scene_id', 'save_images', 'resolve_images', 'image_key', 'vqa_datum']
+__all__ = ['task_image', 'save_images', 'vqa_datum']
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #c2138c44
 @lru_cache(maxsize=4096)
@@ -40,7 +40,7 @@ def task_image(item: Task | Datum, size: int | None = None) -> Image.Image:
     return _render_cached(json.dumps(md['scene'], sort_keys=True), size or md.get('image_size', 64)).copy()
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #3eafeee2
-def scene_id(scene: dict) -> str:
+def _scene_id(scene: dict) -> str:
     "A short id that depends only on the scene graph (the PNG file name of its image)."
     return stable_id(scene)
 
@@ -60,7 +60,7 @@ def _png_name(item: Task | Datum, folder: Path) -> str:
         return hashlib.sha256(p.read_bytes()).hexdigest()[:16] + '.png'
     if 'scene' not in md: raise ValueError(f'Item {item.id} has neither an image_path nor a scene in its '
                                            f'metadata')
-    return scene_id(md['scene']) + '.png'
+    return _scene_id(md['scene']) + '.png'
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #871231a2
 def save_images(items: Sequence[Task | Datum], folder: str | Path,
@@ -78,7 +78,7 @@ def save_images(items: Sequence[Task | Datum], folder: str | Path,
     return out
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #c1de2008
-def resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task | Datum]:
+def _resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task | Datum]:
     "The items with each relative `image_path` made a full path from `base` (their JSONL file's folder)."
     def fix(it):
         p = it.metadata.get('image_path')
@@ -87,10 +87,10 @@ def resolve_images(items: Sequence[Task | Datum], base: str | Path) -> list[Task
                                                   'image_path': os.path.abspath(Path(base) / p)}})
     return [fix(it) for it in items]
 
-def image_key(item: Task | Datum) -> str:
+def _image_key(item: Task | Datum) -> str:
     "What identifies an item's image: its scene graph's id, else its image file."
     md = item.metadata
-    return scene_id(md['scene']) if 'scene' in md else str(md.get('image_path', ''))
+    return _scene_id(md['scene']) if 'scene' in md else str(md.get('image_path', ''))
 
 # %% ../../nbs/24_domains.vqa_images.ipynb #abf63f62
 def vqa_datum(task: Task, source: str = 'task', response: str | None = None, **metadata) -> Datum:
@@ -100,4 +100,4 @@ def vqa_datum(task: Task, source: str = 'task', response: str | None = None, **m
     d = Datum.from_task(task, source=source, **keep, **metadata)
     response = task.answer if response is None else response
     return d.model_copy(update={'response': response,
-                                'id': stable_id(task.prompt, response, image_key(task))})
+                                'id': stable_id(task.prompt, response, _image_key(task))})

@@ -12,11 +12,11 @@ from typing import Any, Sequence
 from PIL import Image
 from ..core import JsonlError, Task, stable_id
 from .vqa_questions import YES_NO
-from .vqa_grading import NB_GOLD, NB_PAIRS, NB_SUFFIX, _nb_gold
+from .vqa_grading import _NB_GOLD, _NB_PAIRS, _NB_SUFFIX, _nb_gold
 
 # %% auto #0
-__all__ = ['gqa_task', 'load_gqa', 'gqa_balanced_subset', 'gqa_splits', 'gqa_subset_rows', 'load_gqa_subset',
-           'naturalbench_tasks', 'load_naturalbench', 'naturalbench_splits']
+__all__ = ['gqa_task', 'load_gqa', 'gqa_splits', 'load_gqa_subset', 'naturalbench_tasks', 'load_naturalbench',
+           'naturalbench_splits']
 
 # %% ../../nbs/27_domains.vqa_loaders.ipynb #c699406c
 _IMAGE_EXTS = ('.jpg', '.jpeg', '.png')
@@ -82,7 +82,7 @@ def load_gqa(questions: str | Path, image_dir: str | Path | None = None, *, bala
     return tasks
 
 # %% ../../nbs/27_domains.vqa_loaders.ipynb #f4a4dd88
-def gqa_balanced_subset(tasks: Sequence[Task], per_type: int = 5, seed: int = 0) -> list[Task]:
+def _gqa_balanced_subset(tasks: Sequence[Task], per_type: int = 5, seed: int = 0) -> list[Task]:
     "DataEnvGym's GQA subset: dedup by `equivalent`, then `per_type` questions per detailed type (seeded)."
     seen, groups = set(), {}
     for t in tasks:
@@ -95,11 +95,11 @@ def gqa_balanced_subset(tasks: Sequence[Task], per_type: int = 5, seed: int = 0)
 def gqa_splits(val_questions: str | Path, testdev_questions: str | Path, image_dir: str | Path | None = None,
                per_type: int = 5, seed: int = 0, check_images: bool = True) -> dict[str, list[Task]]:
     "DataEnvGym's GQA validation and test subsets, from the val and testdev balanced question files."
-    return {name: gqa_balanced_subset(load_gqa(p, image_dir, check_images=check_images), per_type, seed)
+    return {name: _gqa_balanced_subset(load_gqa(p, image_dir, check_images=check_images), per_type, seed)
             for name, p in (('val', val_questions), ('test', testdev_questions))}
 
 # %% ../../nbs/27_domains.vqa_loaders.ipynb #5e0e3f3b
-def gqa_subset_rows(tasks: Sequence[Task]) -> list[dict]:
+def _gqa_subset_rows(tasks: Sequence[Task]) -> list[dict]:
     "The rows of DataEnvGym's GQA subset JSONL for `tasks`."
     return [{'question_id': t.metadata['question_id'], 'question': t.prompt,
              'image_name': t.metadata['image_id'],
@@ -161,7 +161,7 @@ def _nb_image(img: Any, row_no: int, i: int, base: Path, image_dir: Path | None,
 def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | None, where: str) -> list[Task]:
     "The four tasks (q0_i0, q0_i1, q1_i0, q1_i1) of one NaturalBench row."
     qtype = row.get('Question Type', row.get('Question_Type'))
-    if qtype not in NB_SUFFIX: raise JsonlError(f'{where}: Question Type must be yes_no or multiple_choice, '
+    if qtype not in _NB_SUFFIX: raise JsonlError(f'{where}: Question Type must be yes_no or multiple_choice, '
                                                 f'got {qtype!r}')
     need = ['Question_0', 'Question_1'] + [f'Image_{i}_Question_{q}' for q in (0, 1) for i in (0, 1)]
     if missing := [k for k in need if not isinstance(row.get(k), str)]:
@@ -174,7 +174,7 @@ def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | Non
         for i in (0, 1):
             pair, answer = f'q{q}_i{i}', row[f'Image_{i}_Question_{q}']
             tasks.append(Task(id=stable_id('naturalbench', group, pair), domain='vqa',
-                              prompt=row[f'Question_{q}'] + NB_SUFFIX[qtype],
+                              prompt=row[f'Question_{q}'] + _NB_SUFFIX[qtype],
                               answer=answer, skill=qtype, subskill=str(row.get('Source') or ''),
                               metadata={'benchmark': 'naturalbench', 'group': group, 'row': row_no,
                                         'pair': pair,
@@ -182,7 +182,7 @@ def naturalbench_tasks(row: dict, row_no: int, base: Path, image_dir: Path | Non
                                         'question': row[f'Question_{q}'],
                                         'options': ['yes', 'no'] if qtype == 'yes_no'
                                         else ['a', 'b'], 'source': where}))
-    if [_nb_gold(t.answer) for t in tasks] != [NB_GOLD[p] for p in NB_PAIRS]:
+    if [_nb_gold(t.answer) for t in tasks] != [_NB_GOLD[p] for p in _NB_PAIRS]:
         warnings.warn(f'{where}: answers {[t.answer for t in tasks]} differ from the pattern the official '
                       f'scores assume (Yes/A, No/B, No/B, Yes/A)')
     return tasks

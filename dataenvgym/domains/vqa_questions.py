@@ -9,60 +9,59 @@ from __future__ import annotations
 import itertools, math, random
 from dataclasses import dataclass
 from typing import Callable, Sequence
-from ..core import Task, check_choice, stable_id
+from ..core import Task, _check_choice, stable_id
 from .base import Taxonomy
-from .vqa_scenes import LEVELS, VOCAB, random_object, random_scene
+from .vqa_scenes import _LEVELS, VOCAB, _random_object, random_scene
 
 # %% auto #0
-__all__ = ['MARGIN', 'NUMBERS', 'YES_NO', 'QuestionMaker', 'QSUBSKILLS', 'VQA_TAXONOMY', 'phrase', 'matching', 'refer', 'article',
-           'QSubskill', 'scene_task', 'make_task']
+__all__ = ['YES_NO', 'VQA_TAXONOMY', 'make_task']
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #95515ac6
 _ADJ = ('size', 'color', 'material')
 
-def phrase(desc: dict, plural: bool = False) -> str:
+def _phrase(desc: dict, plural: bool = False) -> str:
     "Words for a description (attribute → value): `{'color': 'red', 'shape': 'circle'}` → 'red circle'."
     noun = desc.get('shape', 'object')
     return ' '.join([desc[a] for a in _ADJ if a in desc] + [noun + 's' if plural else noun])
 
-def matching(scene: dict, desc: dict) -> list[int]:
+def _matching(scene: dict, desc: dict) -> list[int]:
     "Indices of the objects of `scene` that fit the description `desc`."
     return [i for i, o in enumerate(scene['objects']) if all(o[a] == v for a, v in desc.items())]
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #dbc30ed5
-def refer(scene: dict, i: int, rng: random.Random, exclude: Sequence[str] = ()) -> str | None:
+def _refer(scene: dict, i: int, rng: random.Random, exclude: Sequence[str] = ()) -> str | None:
     "A shortest description singling out object `i` (not using attributes in `exclude`); None if none does."
     o, attrs = scene['objects'][i], [a for a in ('shape', *_ADJ) if a not in exclude]
     for k in range(1, len(attrs) + 1):
-        unique = [c for c in itertools.combinations(attrs, k) if matching(scene, {a: o[a] for a in c}) == [i]]
-        if unique: return phrase({a: o[a] for a in rng.choice(unique)})
+        unique = [c for c in itertools.combinations(attrs, k) if _matching(scene, {a: o[a] for a in c}) == [i]]
+        if unique: return _phrase({a: o[a] for a in rng.choice(unique)})
     return None
 
-def article(words: str) -> str:
+def _article(words: str) -> str:
     "`words` with its indefinite article (`an apple`, `a cube`)."
     return ('an ' if words[0] in 'aeiou' else 'a ') + words
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #ff2a9bbf
-MARGIN = .08
+_MARGIN = .08
 
-NUMBERS = tuple(str(k) for k in range(11))
+_NUMBERS = tuple(str(k) for k in range(11))
 
 YES_NO = ('yes', 'no')
 
-QuestionMaker = Callable[[dict, random.Random], tuple[str, str, list[str]] | None]
+_QuestionMaker = Callable[[dict, random.Random], tuple[str, str, list[str]] | None]
 
 @dataclass(frozen=True)
-class QSubskill:
+class _QSubskill:
     "A question maker with its skill and what it asks."
     skill: str
     about: str
-    make: QuestionMaker
+    make: _QuestionMaker
 
-QSUBSKILLS: dict[str, QSubskill] = {}
+_QSUBSKILLS: dict[str, _QSubskill] = {}
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #67f102b1
 def _register(skill: str, name: str, about: str,
-              make: QuestionMaker): QSUBSKILLS[name] = QSubskill(skill, about, make)
+              make: _QuestionMaker): _QSUBSKILLS[name] = _QSubskill(skill, about, make)
 
 def _yn(b: bool) -> str: return 'yes' if b else 'no'
 
@@ -80,10 +79,10 @@ _ATTR_Q = {'color': ['What color is the {r}?', 'What is the color of the {r}?',
 _ATTR_CHOOSE = {'color': 'Is the {r} {a} or {b}?', 'shape': 'Is the {r} a {a} or a {b}?',
                 'size': 'Is the {r} {a} or {b}?', 'material': 'Is the {r} made of {a} or {b}?'}
 
-def _attribute(attr: str) -> QuestionMaker:
+def _attribute(attr: str) -> _QuestionMaker:
     def make(scene, rng):
         i = rng.randrange(len(scene['objects']))
-        if (r := refer(scene, i, rng, exclude=[attr])) is None: return None
+        if (r := _refer(scene, i, rng, exclude=[attr])) is None: return None
         value = scene['objects'][i][attr]
         if rng.random() < .3:
             a, b = rng.sample([value, rng.choice([v for v in VOCAB[attr] if v != value])], 2)
@@ -96,7 +95,7 @@ for _a in VOCAB: _register('attribute', _a, f'the {_a} of an object named withou
 # %% ../../nbs/23_domains.vqa_questions.ipynb #9b75bc4e
 def _random_desc(rng: random.Random, o: dict | None = None, k: int | None = None) -> dict:
     "A description with `k` (1–2) attributes, of object `o` or of a random one."
-    o = o or random_object(rng)
+    o = o or _random_object(rng)
     attrs = rng.sample(['shape', 'color', 'size', 'material'], k or rng.choice((1, 2)))
     return {a: o[a] for a in attrs}
 
@@ -104,26 +103,26 @@ def _count_all(scene, rng):
     q = rng.choice(['How many objects are there?', 'How many shapes are in the picture?',
                     'What is the number of objects?',
                     'How many things are in the image?', 'Count the objects.'])
-    return q, str(len(scene['objects'])), list(NUMBERS)
+    return q, str(len(scene['objects'])), list(_NUMBERS)
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #c2e3905d
 def _count_kind(scene, rng):
     desc = _random_desc(rng, rng.choice(scene['objects']) if rng.random() < .85 else None)
     q = rng.choice(['How many {p} are there?', 'How many {p} are in the picture?',
                     'What number of {p} are there?',
-                    'Count the {p}.']).format(p=phrase(desc, plural=True))
-    return q, str(len(matching(scene, desc))), list(NUMBERS)
+                    'Count the {p}.']).format(p=_phrase(desc, plural=True))
+    return q, str(len(_matching(scene, desc))), list(_NUMBERS)
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #21790547
 def _exists(scene, rng):
     want = rng.random() < .5
     for _ in range(50):
         desc = _random_desc(rng, rng.choice(scene['objects']) if want else None)
-        if bool(matching(scene, desc)) == want: break
+        if bool(_matching(scene, desc)) == want: break
     else: return None
-    p = phrase(desc)
-    q = rng.choice([f'Is there {article(p)}?', f'Are there any {phrase(desc, plural=True)}?',
-                    f'Does the picture contain {article(p)}?', f'Can you see {article(p)}?'])
+    p = _phrase(desc)
+    q = rng.choice([f'Is there {_article(p)}?', f'Are there any {_phrase(desc, plural=True)}?',
+                    f'Does the picture contain {_article(p)}?', f'Can you see {_article(p)}?'])
     return q, _yn(want), list(YES_NO)
 
 _register('counting', 'count_all', 'how many objects there are', _count_all)
@@ -145,18 +144,18 @@ def _side(a: dict, b: dict, side: str) -> bool | None:
     "Is `a` on `side` of `b`? None when their centres are closer than `MARGIN` along that axis."
     axis, sign = _SIDES[side]
     d = (a[axis] - b[axis]) * sign
-    return None if abs(d) < MARGIN else d > 0
+    return None if abs(d) < _MARGIN else d > 0
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #da17d0cf
 def _two_refs(scene, rng, exclude=()) -> tuple[int, int, str, str] | None:
     "Two different objects and a name for each, or None."
     if len(scene['objects']) < 2: return None
     i, j = rng.sample(range(len(scene['objects'])), 2)
-    ri, rj = refer(scene, i, rng, exclude), refer(scene, j, rng, exclude)
+    ri, rj = _refer(scene, i, rng, exclude), _refer(scene, j, rng, exclude)
     return None if ri is None or rj is None else (i, j, ri, rj)
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #5a048a78
-def _relation(sides: tuple[str, str]) -> QuestionMaker:
+def _relation(sides: tuple[str, str]) -> _QuestionMaker:
     def make(scene, rng):
         if (two := _two_refs(scene, rng)) is None: return None
         i, j, ri, rj = two
@@ -186,10 +185,10 @@ def _nearest(scene, rng):
     objs = scene['objects']
     if len(objs) < 2: return None
     i = rng.randrange(len(objs))
-    if (r := refer(scene, i, rng)) is None: return None
+    if (r := _refer(scene, i, rng)) is None: return None
     d = sorted((math.dist((o['x'], o['y']), (objs[i]['x'], objs[i]['y'])), k) for k,
                o in enumerate(objs) if k != i)
-    if len(d) > 1 and d[1][0] - d[0][0] < MARGIN: return None
+    if len(d) > 1 and d[1][0] - d[0][0] < _MARGIN: return None
     attr = rng.choice(['shape', 'color'])
     q = rng.choice([f'What {attr} is the object nearest to the {r}?',
                     f'What is the {attr} of the object closest to the {r}?',
@@ -202,18 +201,18 @@ _register('spatial', 'nearest', 'the shape or colour of the object nearest to a 
 def _exists_relation(scene, rng):
     objs = scene['objects']
     j = rng.randrange(len(objs))
-    if (rj := refer(scene, j, rng)) is None: return None
+    if (rj := _refer(scene, j, rng)) is None: return None
     side, want = rng.choice(list(_SIDES)), rng.random() < .5
     for _ in range(50):
         desc = _random_desc(rng, rng.choice(objs) if want else None)
-        fits = [objs[k] for k in matching(scene, desc) if k != j]
+        fits = [objs[k] for k in _matching(scene, desc) if k != j]
         verdicts = [_side(o, objs[j], side) for o in fits]
         # too close to call, or the kind includes the reference
-        if None in verdicts or j in matching(scene, desc): continue
+        if None in verdicts or j in _matching(scene, desc): continue
         if any(verdicts) == want: break
     else: return None
     q = rng.choice(['Is there {p} {w} the {r}?', 'Are there any {ps} {w} the {r}?'])
-    return q.format(p=article(phrase(desc)), ps=phrase(desc, plural=True),
+    return q.format(p=_article(_phrase(desc)), ps=_phrase(desc, plural=True),
                     w=rng.choice(_REL_WORDS[side]), r=rj), _yn(want), list(YES_NO)
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #ea575da9
@@ -221,14 +220,14 @@ _register('existence', 'exists_relation',
           'whether an object of a kind lies on one side of a named object', _exists_relation)
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #810464bc
-def _same(attr: str) -> QuestionMaker:
+def _same(attr: str) -> _QuestionMaker:
     def make(scene, rng):
         objs, want = scene['objects'], rng.random() < .5
         pairs = [(i, j) for i, j in itertools.permutations(range(len(objs)), 2)
                  if (objs[i][attr] == objs[j][attr]) == want]
         if not pairs: return None
         i, j = rng.choice(pairs)
-        ri, rj = refer(scene, i, rng, [attr]), refer(scene, j, rng, [attr])
+        ri, rj = _refer(scene, i, rng, [attr]), _refer(scene, j, rng, [attr])
         if ri is None or rj is None: return None
         q = rng.choice([f'Do the {ri} and the {rj} have the same {attr}?',
                         f'Are the {ri} and the {rj} the same {attr}?',
@@ -243,11 +242,11 @@ def _more(scene, rng):
     present = sorted({o[attr] for o in scene['objects']})
     for _ in range(10):  # for a "yes", look for two kinds with different counts
         a, b = rng.sample(present if len(present) >= 2 and rng.random() < .8 else list(VOCAB[attr]), 2)
-        na, nb = len(matching(scene, {attr: a})), len(matching(scene, {attr: b}))
+        na, nb = len(_matching(scene, {attr: a})), len(_matching(scene, {attr: b}))
         if na != nb or not want: break
     # order them so that the answer is `want`
     if na != nb and ((na < nb) == fewer) != want: a, b, na, nb = b, a, nb, na
-    pa, pb = (phrase({attr: v}, plural=True) if attr == 'shape' else f'{v} objects' for v in (a, b))
+    pa, pb = (_phrase({attr: v}, plural=True) if attr == 'shape' else f'{v} objects' for v in (a, b))
     if fewer:
         q = rng.choice([f'Are there fewer {pa} than {pb}?',
                         f'Is the number of {pa} smaller than the number of {pb}?'])
@@ -267,21 +266,21 @@ _register('comparison', 'more_than',
           'whether there are more (or fewer) objects of one shape or colour than of another', _more)
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #17798068
-VQA_TAXONOMY = Taxonomy(QSUBSKILLS, about='about')   # skill → subskills, with what each asks
+VQA_TAXONOMY = Taxonomy(_QSUBSKILLS, about='about')   # skill → subskills, with what each asks
 
 # %% ../../nbs/23_domains.vqa_questions.ipynb #13ae7048
-def scene_task(scene: dict, question: str, answer: str, options: Sequence[str], subskill: str, level: int,
+def _scene_task(scene: dict, question: str, answer: str, options: Sequence[str], subskill: str, level: int,
                image_size: int = 64, **metadata) -> Task:
     "A `Task` asking `question` about `scene`."
     return Task(id=stable_id('vqa', question, answer, scene), domain='vqa', prompt=question, answer=answer,
-                skill=QSUBSKILLS[subskill].skill, subskill=subskill, difficulty=level,
+                skill=_QSUBSKILLS[subskill].skill, subskill=subskill, difficulty=level,
                 metadata={'scene': scene, 'image_size': image_size, 'options': list(options), **metadata})
 
 def make_task(subskill: str, level: int, rng: random.Random, image_size: int = 64) -> Task:
     "One task of `subskill` about a fresh random scene at difficulty `level` (1–3), drawn with `rng`."
-    sub = QSUBSKILLS[check_choice(subskill, QSUBSKILLS, 'subskill')]
-    check_choice(level, LEVELS, 'difficulty level')
+    sub = _QSUBSKILLS[_check_choice(subskill, _QSUBSKILLS, 'subskill')]
+    _check_choice(level, _LEVELS, 'difficulty level')
     while True:
         scene = random_scene(rng, level)
         if (out := sub.make(scene, rng)) is not None:
-            return scene_task(scene, *out, subskill, level, image_size)
+            return _scene_task(scene, *out, subskill, level, image_size)

@@ -9,35 +9,34 @@ from __future__ import annotations
 import math, random
 from typing import Sequence
 from PIL import Image, ImageChops, ImageDraw
-from ..core import check_choice
+from ..core import _check_choice
 
 # %% auto #0
-__all__ = ['SHAPES', 'COLORS', 'SIZES', 'MATERIALS', 'VOCAB', 'BACKGROUND', 'LEVELS', 'check_scene', 'render_scene',
-           'random_object', 'random_scene']
+__all__ = ['VOCAB', 'render_scene', 'random_scene']
 
 # %% ../../nbs/22_domains.vqa_scenes.ipynb #3ad48d8d
-SHAPES = ('circle', 'square', 'triangle', 'diamond')
+_SHAPES = ('circle', 'square', 'triangle', 'diamond')
 
-COLORS = {'red': (220, 40, 40), 'green': (40, 170, 70), 'blue': (45, 85, 225),
+_COLORS = {'red': (220, 40, 40), 'green': (40, 170, 70), 'blue': (45, 85, 225),
           'yellow': (240, 210, 40), 'purple': (150, 60, 200), 'cyan': (40, 210, 220)}
 
-SIZES = {'small': 0.08, 'large': 0.14}  # half the object's extent, as a fraction of the image side
+_SIZES = {'small': 0.08, 'large': 0.14}  # half the object's extent, as a fraction of the image side
 
-MATERIALS = ('rubber', 'metal', 'glass')
+_MATERIALS = ('rubber', 'metal', 'glass')
 
-VOCAB = {'shape': SHAPES, 'color': tuple(COLORS), 'size': tuple(SIZES), 'material': MATERIALS}
+VOCAB = {'shape': _SHAPES, 'color': tuple(_COLORS), 'size': tuple(_SIZES), 'material': _MATERIALS}
 
-BACKGROUND = (185, 185, 185)
+_BACKGROUND = (185, 185, 185)
 
 # %% ../../nbs/22_domains.vqa_scenes.ipynb #9c90c362
-def check_scene(scene: dict) -> dict:
+def _check_scene(scene: dict) -> dict:
     "Return `scene` if it is a valid scene graph, else raise a `ValueError` saying what is wrong."
     objs = scene.get('objects') if isinstance(scene, dict) else None
     if not isinstance(objs, list) or not objs:
         raise ValueError('A scene is {"objects": [...]} with at least one object')
     for i, o in enumerate(objs):
         if not isinstance(o, dict): raise ValueError(f'object {i} is not a dict: {o!r}')
-        for attr, valid in VOCAB.items(): check_choice(o.get(attr), valid, f'{attr} of object {i} ({attr})')
+        for attr, valid in VOCAB.items(): _check_choice(o.get(attr), valid, f'{attr} of object {i} ({attr})')
         for k in ('x', 'y'):
             if not isinstance(o.get(k), (int, float)) or not 0 <= o[k] <= 1:
                 raise ValueError(f'object {i}: {k} must be a number in [0, 1], got {o.get(k)!r}')
@@ -63,8 +62,8 @@ def _lighter(rgb: tuple, t: float) -> tuple: return tuple(int(c + (255 - c) * t)
 # %% ../../nbs/22_domains.vqa_scenes.ipynb #8d4f881d
 def _draw_object(img: Image.Image, o: dict, ss: int):
     "Draw object `o` onto `img` (side S = image size × ss)."
-    S, rgb = img.width, COLORS[o['color']]
-    cx, cy, h = o['x'] * S, o['y'] * S, SIZES[o['size']] * S
+    S, rgb = img.width, _COLORS[o['color']]
+    cx, cy, h = o['x'] * S, o['y'] * S, _SIZES[o['size']] * S
     pad = math.ceil(h * 1.2) + 2
     box = (int(cx) - pad, int(cy) - pad, int(cx) + pad, int(cy) + pad)
     mask = Image.new('L', (2 * pad, 2 * pad), 0)
@@ -91,24 +90,24 @@ def _draw_object(img: Image.Image, o: dict, ss: int):
 def render_scene(scene: dict, size: int = 64, supersample: int = 4) -> Image.Image:
     "Draw `scene` as a `size`×`size` RGB image (deterministic: the same graph gives the same pixels)."
     S = size * supersample
-    img = Image.new('RGB', (S, S), BACKGROUND)
-    for o in check_scene(scene)['objects']: _draw_object(img, o, supersample)
+    img = Image.new('RGB', (S, S), _BACKGROUND)
+    for o in _check_scene(scene)['objects']: _draw_object(img, o, supersample)
     return img.reduce(supersample) if supersample > 1 else img
 
 # %% ../../nbs/22_domains.vqa_scenes.ipynb #c2b7badf
 # (objects, distractors, overlap)
-LEVELS = {1: ((2, 3), False, False), 2: ((4, 5), True, False), 3: ((6, 8), True, True)}
+_LEVELS = {1: ((2, 3), False, False), 2: ((4, 5), True, False), 3: ((6, 8), True, True)}
 
 def _min_dist(a: dict, b: dict, overlap: bool) -> float:
     "How far apart the centres of objects `a` and `b` must be."
-    ha, hb = SIZES[a['size']], SIZES[b['size']]
+    ha, hb = _SIZES[a['size']], _SIZES[b['size']]
     return max(ha, hb) + .5 * min(ha, hb) if overlap else 1.3 * (ha + hb)
 
 # %% ../../nbs/22_domains.vqa_scenes.ipynb #9b7d43c0
 def _place(objs: list[dict], rng: random.Random, overlap: bool, fixed: int = 0, tries: int = 200) -> bool:
     "Give positions to `objs[fixed:]` so that no two objects are too close; False if it cannot."
     for i in range(fixed, len(objs)):
-        h = SIZES[objs[i]['size']] + .02
+        h = _SIZES[objs[i]['size']] + .02
         for _ in range(tries):
             x, y = round(rng.uniform(h, 1 - h), 3), round(rng.uniform(h, 1 - h), 3)
             if all(math.dist((x, y), (p['x'], p['y'])) >= _min_dist(objs[i], p, overlap) for p in objs[:i]):
@@ -117,16 +116,16 @@ def _place(objs: list[dict], rng: random.Random, overlap: bool, fixed: int = 0, 
         objs[i].update(x=x, y=y)
     return True
 
-def random_object(rng: random.Random, palette: dict[str, Sequence[str]] = VOCAB) -> dict:
+def _random_object(rng: random.Random, palette: dict[str, Sequence[str]] = VOCAB) -> dict:
     "An object with random attributes drawn from `palette` (attribute → values), not yet placed."
     return {a: rng.choice(palette[a]) for a in ('shape', 'color', 'size', 'material')}
 
 # %% ../../nbs/22_domains.vqa_scenes.ipynb #f2d5d1c1
 def random_scene(rng: random.Random, level: int = 1) -> dict:
     "A random scene graph at difficulty `level` (1–3), drawn with `rng`."
-    (lo, hi), distract, overlap = LEVELS[check_choice(level, LEVELS, 'difficulty level')]
+    (lo, hi), distract, overlap = _LEVELS[_check_choice(level, _LEVELS, 'difficulty level')]
     while True:
-        palette = {**VOCAB, 'shape': rng.sample(SHAPES, 3),
-                   'color': rng.sample(list(COLORS), 3)} if distract else VOCAB
-        objs = [random_object(rng, palette) for _ in range(rng.randint(lo, hi))]
+        palette = {**VOCAB, 'shape': rng.sample(_SHAPES, 3),
+                   'color': rng.sample(list(_COLORS), 3)} if distract else VOCAB
+        objs = [_random_object(rng, palette) for _ in range(rng.randint(lo, hi))]
         if _place(objs, rng, overlap): return {'objects': objs}

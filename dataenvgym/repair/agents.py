@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 import numpy as np
 from typing import Iterator
-from .env import COMMANDS, UNLIMITED, RepairEnv, RepairObservation, commands_for
+from .env import COMMANDS, UNLIMITED, RepairEnv, RepairObservation, _commands_for
 from .specialists import reference_plan
 from ..plotting import plot_style
 
 # %% auto #0
-__all__ = ['SOURCE', 'ROW_DROPPING', 'BASELINES', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent',
-           'fix_kind', 'ReaderAgent', 'RepairResult', 'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent',
-           'PathAgent', 'exhaustive_path', 'site_agreement', 'InspectorAgent', 'compare_agents', 'plot_comparison']
+__all__ = ['BASELINES', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'ReaderAgent', 'RepairResult',
+           'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'site_agreement', 'InspectorAgent',
+           'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/63_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -37,7 +37,7 @@ class RandomAgent:
     def __init__(self, seed: int = 0): self.rng = np.random.default_rng(seed)
     def begin(self, env): pass
     def act(self, obs):
-        cmd = str(self.rng.choice(list(commands_for(obs.metadata.get('task', 'task_0_tutorial')))))
+        cmd = str(self.rng.choice(list(_commands_for(obs.metadata.get('task', 'task_0_tutorial')))))
         return f'{cmd} {self.rng.integers(1, 7)}' if cmd in ('apply', 'reject') else cmd
 
 class HeuristicAgent:
@@ -50,7 +50,7 @@ class HeuristicAgent:
         return self.script[min(self.i, len(self.script)) - 1]
 
 # %% ../../nbs/63_repair.agents.ipynb #f13add68
-SOURCE = {'coerce_numeric': 'query_cleaner', 'drop_duplicates': 'query_cleaner',
+_SOURCE = {'coerce_numeric': 'query_cleaner', 'drop_duplicates': 'query_cleaner',
           'clip_outliers': 'query_cleaner',
           'impute': 'query_cleaner', 'fix_logic': 'query_validator', 'relabel': 'query_validator',
           'smote': 'query_balancer', 'rescale': 'inspect_groups', 'relabel_site': 'inspect_groups'}
@@ -64,7 +64,7 @@ class OracleAgent:
     def act(self, obs):
         while self.todo:
             op, args = self.todo[0]
-            want = SOURCE[op]
+            want = _SOURCE[op]
             if self.listed != want or self.applies >= 3:
                 self.listed, self.applies = want, 0
                 return want
@@ -77,9 +77,9 @@ class OracleAgent:
         return self.finish.pop(0) if len(self.finish) > 1 else self.finish[0]
 
 # %% ../../nbs/63_repair.agents.ipynb #6f37d05e
-ROW_DROPPING = {'drop_missing_rows', 'drop_outliers', 'drop_label_issues', 'undersample', 'oversample'}
+_ROW_DROPPING = {'drop_missing_rows', 'drop_outliers', 'drop_label_issues', 'undersample', 'oversample'}
 
-def fix_kind(rec: dict) -> tuple:
+def _fix_kind(rec: dict) -> tuple:
     "What makes two recommendations one fix for `ReaderAgent`: the op (and column, for `coerce_numeric`)."
     return (rec['op'], rec['args'].get('column')) if rec['op'] == 'coerce_numeric' else (rec['op'],)
 
@@ -106,8 +106,8 @@ class ReaderAgent:
         "The numbers (and kinds) of listed fixes to apply: new kinds, first-ranked variant, no row dropping."
         chosen = {}
         for r in meta.get('recommendations', []):
-            k = fix_kind(r)
-            if r['op'] not in ROW_DROPPING and k not in self.applied and k not in chosen: chosen[k] = r['n']
+            k = _fix_kind(r)
+            if r['op'] not in _ROW_DROPPING and k not in self.applied and k not in chosen: chosen[k] = r['n']
         return [(n, k) for k, n in chosen.items()][:limit]
 
 # %% ../../nbs/63_repair.agents.ipynb #46189241
@@ -154,8 +154,8 @@ class Scripted:
 
 def _listed(obs: RepairObservation, skip: set = frozenset()) -> list[dict]:
     "The recommendations on show that keep rows and whose kind is not in `skip`."
-    return [r for r in obs.metadata.get('recommendations', []) if r['op'] not in ROW_DROPPING
-            and fix_kind(r) not in skip]
+    return [r for r in obs.metadata.get('recommendations', []) if r['op'] not in _ROW_DROPPING
+            and _fix_kind(r) not in skip]
 
 # %% ../../nbs/63_repair.agents.ipynb #f4656d5b
 class GreedyAgent(Scripted):
@@ -167,7 +167,7 @@ class GreedyAgent(Scripted):
             while obs.budget_remaining > 6:
                 obs = yield source
                 if not (recs := _listed(obs, tried)): break
-                tried.add(fix_kind(recs[0]))
+                tried.add(_fix_kind(recs[0]))
                 if (obs := (yield f"apply {recs[0]['n']}")).metadata.get('error'): continue
                 yield 'inspect_dataset'                                 # the validate cooldown
                 if (obs := (yield 'validate')).metadata.get('error'):
@@ -202,7 +202,7 @@ class ExhaustiveAgent(Scripted):
             yield 'validate'
 
 # %% ../../nbs/63_repair.agents.ipynb #3178cb25
-class PathAgent(Scripted):
+class _PathAgent(Scripted):
     "Replays a path of `(source, recommendation)` choices (e.g. `ExhaustiveAgent.path`), validates, submits."
     def __init__(self, path: list[tuple[str, int]]): self.path = list(path)
     def plan(self, obs):
@@ -211,7 +211,7 @@ class PathAgent(Scripted):
             yield f'apply {n}'
         yield 'validate'
 
-def exhaustive_path(task: str, seed: int) -> list[tuple[str, int]]:
+def _exhaustive_path(task: str, seed: int) -> list[tuple[str, int]]:
     "The fixes the exhaustive agent commits to on `(task, seed)` with an unlimited budget."
     agent = ExhaustiveAgent()
     play_episode(RepairEnv(task, limits=UNLIMITED), agent, seed)
@@ -235,7 +235,7 @@ class InspectorAgent(Scripted):
     def __init__(self, threshold: float = 0.6, relabels: int = 2):
         self.threshold, self.relabels = threshold, relabels
     def plan(self, obs):
-        sites = 'inspect_groups' in commands_for(obs.metadata['task'])
+        sites = 'inspect_groups' in _commands_for(obs.metadata['task'])
         if sites and (scales := _on_show((yield 'inspect_groups'), 'rescale')):
             largest = max(scales, key=lambda r: abs(np.log10(r['args']['factor'])))
             yield f"apply {largest['n']}"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..lm import agent_messages
-from .agents import BASELINES, Agent, PathAgent, exhaustive_path
+from .agents import BASELINES, Agent, _PathAgent, _exhaustive_path
 from .env import ALL_COMMANDS, RepairEnv, RepairObservation
 
 # %% auto #0
@@ -110,7 +110,7 @@ def record_rollouts(agents: Sequence[str] = ('heuristic', 'oracle'), seeds=range
 # %% ../../nbs/66_repair.demos.ipynb #59250f49
 def _demonstrator(agent: str, task: str, seed: int) -> Agent:
     "The baseline `agent` for one episode; the exhaustive agent's search condensed to its path (`PathAgent`)."
-    return PathAgent(exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
+    return _PathAgent(_exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
 
 # %% ../../nbs/66_repair.demos.ipynb #8855567c
 def observation_only(agent: str, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(3),

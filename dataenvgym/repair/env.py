@@ -19,20 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from threadpoolctl import ThreadpoolController
 from ..core import stable_id
 from ..rubrics import Clamp, FnRubric, Rubric, WeightedSum
-from .tasks import (TASKS, Classifier, EpisodeData, Frame, content_hash, get_task,
-                                     make_episode)
+from .tasks import (TASKS, Classifier, _EpisodeData, _Frame, _content_hash, get_task,
+                                     _make_episode)
 from .specialists import (Diagnosis, Fix, RepairError, Report, _failures, _label_issues,
-                                           _run_fix, analyst, apply_fix, augmenter, balancer, cleaner,
-                                           data_facts, feature_shape, features, make_schema,
-                                           reference_repair, row_groups, validator, column_summary,
+                                           _run_fix, analyst, _apply_fix, _augmenter, balancer, cleaner,
+                                           _data_facts, _feature_shape, features, _make_schema,
+                                           reference_repair, _row_groups, validator, _column_summary,
                                            group_report)
 
 # %% auto #0
-__all__ = ['COMMANDS', 'INSPECTION', 'ALL_COMMANDS', 'COSTS', 'UNLIMITED', 'PENALTIES', 'one_thread', 'RepairAction',
-           'RepairObservation', 'RepairState', 'commands_for', 'parse_command', 'Outcome', 'accuracy_reward',
-           'process_reward', 'preservation_reward', 'efficiency_reward', 'step_reward', 'make_rubric', 'RepairLimits',
-           'GroundTruthChanged', 'Calibration', 'truth_hash', 'duplicate_groups', 'calibrate', 'clear_caches',
-           'RepairEnv']
+__all__ = ['COMMANDS', 'ALL_COMMANDS', 'UNLIMITED', 'RepairAction', 'RepairObservation', 'RepairState', 'parse_command',
+           'Outcome', 'accuracy_reward', 'process_reward', 'preservation_reward', 'efficiency_reward', 'step_reward',
+           'make_rubric', 'RepairLimits', 'GroundTruthChanged', 'Calibration', 'truth_hash', 'calibrate',
+           'clear_caches', 'RepairEnv']
 
 # %% ../../nbs/62_repair.env.ipynb #b27f0fc0
 class RepairAction(BaseModel):
@@ -82,18 +81,18 @@ COMMANDS = {
     'undo': 'revert the last apply (3 levels)', 'validate': 'retrain and score on held-out rows',
     'submit': 'finish the episode'}
 
-INSPECTION = {'inspect_columns': 'per-column type, missing values and quantiles',
+_INSPECTION = {'inspect_columns': 'per-column type, missing values and quantiles',
               'inspect_groups': 'per-site rows, classes, label agreement, unit ratios; site fixes (costs 2)'}
 
-ALL_COMMANDS = {**COMMANDS, **INSPECTION}
+ALL_COMMANDS = {**COMMANDS, **_INSPECTION}
 
 # %% ../../nbs/62_repair.env.ipynb #01c8e5d4
-COSTS = {'query_analyst': 2, 'query_validator': 2, 'inspect_groups': 2}
+_COSTS = {'query_analyst': 2, 'query_validator': 2, 'inspect_groups': 2}
 
 _NEEDS_N, _OPTIONAL_N = {'apply', 'reject'}, {'query_augmenter'}
 
 # %% ../../nbs/62_repair.env.ipynb #445351e3
-def commands_for(task: str) -> dict[str, str]:
+def _commands_for(task: str) -> dict[str, str]:
     "The commands of `task`: `COMMANDS`, and the `INSPECTION` commands where its table has sites."
     return ALL_COMMANDS if get_task(task).n_sites else COMMANDS
 
@@ -180,7 +179,7 @@ class RepairLimits:
 UNLIMITED = RepairLimits(validate_gap=0, episode_seconds=3600.0, unlimited=True)
 
 # %% ../../nbs/62_repair.env.ipynb #637433e4
-PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'duplicate_apply': 0.05,
+_PENALTIES = {'truncated': 0.01, 'redundant_validate': 0.08, 'stale': 0.05, 'duplicate_apply': 0.05,
              'apply_limit': 0.05, 'blind_apply': 0.08, 'wall_clock': 0.1, 'step_timeout': 0.05,
              'repeated_query': 0.05, 'validate_limit': 0.05, 'validate_cost': 0.03}
 
@@ -192,8 +191,8 @@ class GroundTruthChanged(RuntimeError):
 @dataclass(frozen=True)
 class Calibration:
     "From `(task, seed)`, by a reset: data, classifier, baseline, reference, target, schema, groups, hashes."
-    ep: EpisodeData
-    start: Frame
+    ep: _EpisodeData
+    start: _Frame
     clf: Classifier
     baseline: float
     reference: float
@@ -204,36 +203,36 @@ class Calibration:
     @cached_property
     def schema(self) -> pa.DataFrameSchema:
         "The validator's schema, built from the clean rows when first needed."
-        return make_schema(self.ep.clean)
+        return _make_schema(self.ep.clean)
 
 # %% ../../nbs/62_repair.env.ipynb #78a952b2
-def truth_hash(ep: EpisodeData) -> str:
+def truth_hash(ep: _EpisodeData) -> str:
     "Full content hash (values, dtypes, columns, row ids) of the held-out and clean rows."
-    return content_hash(ep.test, index=True) + content_hash(ep.clean, index=True)
+    return _content_hash(ep.test, index=True) + _content_hash(ep.clean, index=True)
 
-def duplicate_groups(df: pd.DataFrame) -> pd.Series:
+def _duplicate_groups(df: pd.DataFrame) -> pd.Series:
     "For each row id, the id of its group of identical rows (to count distinct original rows kept)."
-    return pd.Series(row_groups(df), index=df.index)
+    return pd.Series(_row_groups(df), index=df.index)
 
-one_thread = ThreadpoolController().wrap(limits=1)  # a decorator: one BLAS/OpenMP thread while it runs
+_one_thread = ThreadpoolController().wrap(limits=1)  # a decorator: one BLAS/OpenMP thread while it runs
 
 # %% ../../nbs/62_repair.env.ipynb #bd4379a9
 @lru_cache(maxsize=128)
-@one_thread
+@_one_thread
 def calibrate(task: str, seed: int) -> Calibration:
     "The episode of `task` with `seed`: baseline, the reference repair's accuracy and the target (memoised)."
     for attempt in range(5):
-        ep = make_episode(task, seed, attempt)
-        clf, start = Classifier(ep.test), Frame(ep.dirty)
+        ep = _make_episode(task, seed, attempt)
+        clf, start = Classifier(ep.test), _Frame(ep.dirty)
         repaired = reference_repair(start, ep.record)
         base, ref = clf.score(ep.dirty, start.key).accuracy, clf.score(repaired.df, repaired.key).accuracy
         if ref - base >= ep.task.min_gain: break
     target = base + ep.task.target_frac * (ref - base)
-    return Calibration(ep, start, clf, base, ref, target, duplicate_groups(ep.dirty), truth_hash(ep))
+    return Calibration(ep, start, clf, base, ref, target, _duplicate_groups(ep.dirty), truth_hash(ep))
 
 def clear_caches() -> None:
     "Empty the environment's memos (calibrations, fixes, facts, label issues), e.g. to time cold resets."
-    for f in (calibrate, _run_fix, data_facts, feature_shape, _label_issues, _failures): f.cache_clear()
+    for f in (calibrate, _run_fix, _data_facts, _feature_shape, _label_issues, _failures): f.cache_clear()
 
 # %% ../../nbs/62_repair.env.ipynb #954d2d48
 class RepairEnv:
@@ -256,7 +255,7 @@ class RepairEnv:
 
 # %% ../../nbs/62_repair.env.ipynb #2627e7cf
 @patch
-def _use(self: RepairEnv, frame: Frame) -> None:
+def _use(self: RepairEnv, frame: _Frame) -> None:
     "Make `frame` the working copy, keeping its hash."
     self.df, self._diag = frame.df, {'frame': frame.df, 'hashed': frame}
 
@@ -268,9 +267,9 @@ def _memo(self: RepairEnv, name: str, fn: Callable[[], Any]) -> Any:
     return self._diag[name]
 
 @patch
-def frame(self: RepairEnv) -> Frame:
+def frame(self: RepairEnv) -> _Frame:
     "The working copy, hashed by content."
-    return self._memo('hashed', lambda: Frame(self.df))
+    return self._memo('hashed', lambda: _Frame(self.df))
 
 # %% ../../nbs/62_repair.env.ipynb #0417c3db
 @patch
@@ -283,12 +282,12 @@ def data_hash(self: RepairEnv) -> str:
 def _start(self: RepairEnv, task: str, seed: int) -> None:
     "Set up the episode of `task` with `seed` from its calibration (no observation)."
     self.task = get_task(task).name
-    self.commands, self.validates = commands_for(self.task), 0
+    self.commands, self.validates = _commands_for(self.task), 0
     self.cal = cal = calibrate(self.task, seed)
     self.ep, self.clf, self.baseline, self.reference = cal.ep, cal.clf, cal.baseline, cal.reference
     self.target, self.groups, self.truth_hash = cal.target, cal.groups, cal.truth_hash
     self._use(cal.start)
-    self.undo_stack: deque[Frame] = deque(maxlen=self.limits.undo_depth)
+    self.undo_stack: deque[_Frame] = deque(maxlen=self.limits.undo_depth)
     self.recs, self.recs_query, self.recs_applied, self.recs_rejected = [], None, set(), set()
     self.recs_stale, self.last_query, self.applied_since_query = False, None, False
     self.paid, self.current, self.validated_hash, self.since_validate = self.baseline, self.baseline, None, 99
@@ -343,7 +342,7 @@ def _observe(self: RepairEnv, text: str, reward: float | None = None, **meta) ->
 
 # %% ../../nbs/62_repair.env.ipynb #f506e3d5
 @patch
-@one_thread
+@_one_thread
 def reset(self: RepairEnv, seed: int = 0, task: str | None = None, **options) -> RepairObservation:
     "Start an episode of `task` (default: the env's) with `seed`."
     if options: raise TypeError(f'unknown reset options {sorted(options)}; valid: seed, task')
@@ -354,7 +353,7 @@ def reset(self: RepairEnv, seed: int = 0, task: str | None = None, **options) ->
 
 # %% ../../nbs/62_repair.env.ipynb #34ba7edb
 @patch
-@one_thread
+@_one_thread
 def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservation:
     "Run one command and return the observation, with its reward."
     if self._state.done:
@@ -365,14 +364,14 @@ def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservatio
             RepairAction(message=action) if isinstance(action, str) else RepairAction.model_validate(action)
         )
     msg, out, cap = action.message, Outcome(''), self.limits.max_message
-    if len(msg) > cap: msg, out.penalties['truncated'] = msg[:cap], PENALTIES['truncated']
+    if len(msg) > cap: msg, out.penalties['truncated'] = msg[:cap], _PENALTIES['truncated']
     t0, before = self.clock(), (self.frame(), list(self.undo_stack))
     try: cmd, n = parse_command(msg, self.commands)
     except ValueError as e: cmd, n, out.error = 'invalid', None, str(e)
     out.command, out.paid_before = cmd, self.paid
     self._state.step_count += 1
     self._state.history.append(msg)
-    cost = self.ep.task.validate_cost if cmd == 'validate' else COSTS.get(cmd, 1)
+    cost = self.ep.task.validate_cost if cmd == 'validate' else _COSTS.get(cmd, 1)
     self._state.budget_remaining = max(0, self._state.budget_remaining - cost)
     self.since_validate += 1
     text = f'Error: {out.error}' if out.error else getattr(self, f'_do_{cmd}')(n, out)
@@ -383,18 +382,18 @@ def step(self: RepairEnv, action: RepairAction | str | dict) -> RepairObservatio
 
 # %% ../../nbs/62_repair.env.ipynb #286783dd
 @patch
-def _time_and_budget(self: RepairEnv, cmd: str, out: Outcome, t0: float, before: tuple[Frame, list]) -> str:
+def _time_and_budget(self: RepairEnv, cmd: str, out: Outcome, t0: float, before: tuple[_Frame, list]) -> str:
     "Roll back a step that overran; submit when the episode's time or budget is spent. Returns text to add."
     text = ''
     if self.clock() - t0 > self.limits.step_seconds and cmd != 'submit':
         frame, undo = before
         self._use(frame)
         self.undo_stack = deque(undo, maxlen=self.limits.undo_depth)
-        out.penalties['step_timeout'] = PENALTIES['step_timeout']
+        out.penalties['step_timeout'] = _PENALTIES['step_timeout']
         text += '\nThe step overran its time limit and was rolled back.'
     if self._state.done: return text
     if self.clock() - self.started > self.limits.episode_seconds:
-        out.penalties['wall_clock'] = PENALTIES['wall_clock']
+        out.penalties['wall_clock'] = _PENALTIES['wall_clock']
         return (
             text
             + '\nThe episode ran out of time and was submitted as it stands.\n'
@@ -436,7 +435,7 @@ def _do_inspect_model(self: RepairEnv, n: int | None, out: Outcome) -> str:
 def _query(self: RepairEnv, name: str, report: Report, out: Outcome) -> str:
     "Make `report`'s fixes the current recommendations; its text is the response."
     if self.last_query == name and not self.applied_since_query and not self.recs_stale:
-        out.penalties['repeated_query'] = PENALTIES['repeated_query']
+        out.penalties['repeated_query'] = _PENALTIES['repeated_query']
     self.recs, self.recs_query, self.recs_applied, self.recs_rejected = report.fixes, name, set(), set()
     self.last_query, self.applied_since_query, self.recs_stale = name, False, False
     return report.text()
@@ -469,13 +468,13 @@ def _do_query_analyst(self: RepairEnv, n: int | None, out: Outcome) -> str:
 @patch
 def _do_query_augmenter(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "The augmenter's fixes for class `n` (default: the smallest class)."
-    return self._query(f'augmenter {n}', augmenter(self.diagnosis(), n), out)
+    return self._query(f'augmenter {n}', _augmenter(self.diagnosis(), n), out)
 
 # %% ../../nbs/62_repair.env.ipynb #3928fbe7
 @patch
 def _do_inspect_columns(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "Per-column type, missing values and quantiles."
-    return self._memo('columns', lambda: column_summary(self.df)).text()
+    return self._memo('columns', lambda: _column_summary(self.df)).text()
 
 @patch
 def _do_inspect_groups(self: RepairEnv, n: int | None, out: Outcome) -> str:
@@ -488,7 +487,7 @@ def _pick(self: RepairEnv, n: int, out: Outcome) -> Fix | str:
     "The recommendation `n`, or an error text (with its penalty recorded)."
     def fail(msg, penalty=None):
         out.error = msg
-        if penalty: out.penalties[penalty] = PENALTIES[penalty]
+        if penalty: out.penalties[penalty] = _PENALTIES[penalty]
         return f'Error: {msg}'
     if not self.recs and self.recs_query is None:
         return fail('no recommendations yet; query a specialist first', 'blind_apply')
@@ -514,10 +513,10 @@ def _do_apply(self: RepairEnv, n: int, out: Outcome) -> str:
     if len(self.recs_applied) >= self.limits.apply_limit:
         out.error, out.penalties['apply_limit'] = (
             'apply limit reached for this query',
-            PENALTIES['apply_limit'],
+            _PENALTIES['apply_limit'],
         )
         return f'Error: at most {self.limits.apply_limit} applies per query; query again.'
-    try: new = apply_fix(self.frame(), fix)
+    try: new = _apply_fix(self.frame(), fix)
     except RepairError as e:
         out.error = str(e)
         return f'Error: {e}'
@@ -572,13 +571,13 @@ def _score(self: RepairEnv, out: Outcome) -> float:
 def _do_validate(self: RepairEnv, n: int | None, out: Outcome) -> str:
     "Retrain, score on held-out rows (after a cooldown; a scarce, costly resource where the task limits it)."
     if self.since_validate <= self.limits.validate_gap:
-        out.error, out.penalties['redundant_validate'] = 'validate cooldown', PENALTIES['redundant_validate']
+        out.error, out.penalties['redundant_validate'] = 'validate cooldown', _PENALTIES['redundant_validate']
         return f'Error: validate needs {self.limits.validate_gap} other actions since the last one.'
     cap = None if self.limits.unlimited else self.ep.task.validate_limit
     if cap is not None and self.validates >= cap:
-        out.error, out.penalties['validate_limit'] = 'validate limit', PENALTIES['validate_limit']
+        out.error, out.penalties['validate_limit'] = 'validate limit', _PENALTIES['validate_limit']
         return f'Error: this task allows {cap} validates per episode; none is left (submit scores the data).'
-    if cap is not None: out.penalties['validate_cost'] = PENALTIES['validate_cost']
+    if cap is not None: out.penalties['validate_cost'] = _PENALTIES['validate_cost']
     self.validates += 1
     acc, left = self._score(out), '' if cap is None else f'; {cap - self.validates} validates left'
     return (f'Validated: held-out accuracy {acc:.3f} (baseline {self.baseline:.3f}, '

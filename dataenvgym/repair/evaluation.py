@@ -19,8 +19,8 @@ from .env import ALL_COMMANDS, RepairEnv
 from .rollouts import command_trie, play_episodes
 
 # %% auto #0
-__all__ = ['evaluate_agent', 'success_rates', 'agent_summary', 'paired_difference', 'eval_summary', 'eval_table', 'command_usage',
-           'usage_table', 'first_divergence', 'best_scripted', 'divergence_summary', 'eval_report']
+__all__ = ['evaluate_agent', 'success_rates', 'paired_difference', 'eval_summary', 'best_scripted', 'divergence_summary',
+           'eval_report']
 
 # %% ../../nbs/68_repair.evaluation.ipynb #3d47cfc5
 def evaluate_agent(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(1000, 1050),
@@ -45,7 +45,7 @@ def success_rates(rows: list[dict]) -> dict[str, float]:
 # %% ../../nbs/68_repair.evaluation.ipynb #ea388995
 def _listed(ci: tuple[float, float] | None) -> list[float] | None: return list(ci) if ci else None
 
-def agent_summary(rows: list[dict], confidence: float = 0.95) -> dict[str, Any]:
+def _agent_summary(rows: list[dict], confidence: float = 0.95) -> dict[str, Any]:
     "One agent on one task: seeds, success rate (Wilson interval), mean return, accuracy (bootstrap CIs)."
     wins, returns = [bool(r['success']) for r in rows], [float(r['return']) for r in rows]
     accs = [float(r['accuracy']) for r in rows if r['accuracy'] is not None and np.isfinite(r['accuracy'])]
@@ -79,7 +79,7 @@ def eval_summary(rows: list[dict], reference: str | None = 'heuristic',
                   for a in dict.fromkeys(r['agent'] for r in of_task)}
         ref = groups.get(reference, [])
         pairs = {a: paired_difference(g, ref, confidence) for a, g in groups.items() if a != reference}
-        tasks[task] = {'agents': {a: agent_summary(g, confidence) for a, g in groups.items()},
+        tasks[task] = {'agents': {a: _agent_summary(g, confidence) for a, g in groups.items()},
                        'vs_reference': {a: d for a, d in pairs.items() if d is not None}}
     return {'reference': reference, 'confidence': confidence, 'tasks': tasks}
 
@@ -100,7 +100,7 @@ def _difference_cells(d: dict | None) -> list[str]:
             f"{d['return_diff']:+.2f}{_interval(d['return_diff_ci'], '+.2f')}", f"{d['win_rate']:.0%}"]
 
 # %% ../../nbs/68_repair.evaluation.ipynb #621dadf0
-def eval_table(summary: dict) -> str:
+def _eval_table(summary: dict) -> str:
     "An `eval_summary` as a markdown table: task, agent, seeds, success, return, accuracy, paired difference."
     ci, ref = f"{summary['confidence']:.0%} CI", summary['reference']
     head = ['task', 'agent', 'seeds', f'success % [{ci}]', f'mean return [{ci}]', 'accuracy',
@@ -110,7 +110,7 @@ def eval_table(summary: dict) -> str:
     return markdown_table(head, rows)
 
 # %% ../../nbs/68_repair.evaluation.ipynb #c92570c4
-def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
+def _command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
     "Per task and agent, the mean number of times an episode sent each command (rows need `commands`)."
     usage = {}
     for task in dict.fromkeys(r['task'] for r in rows):
@@ -123,7 +123,7 @@ def command_usage(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
     return usage
 
 # %% ../../nbs/68_repair.evaluation.ipynb #4d027c0c
-def usage_table(usage: dict) -> str:
+def _usage_table(usage: dict) -> str:
     "A `command_usage` as a markdown table: one row per task and agent, one column per command anyone sent."
     words = [w for w in [*ALL_COMMANDS, 'invalid'] if any(w in a for t in usage.values() for a in t.values())]
     lines = ['| task | agent | ' + ' | '.join(words) + ' |', '|' + '---|' * (len(words) + 2)]
@@ -133,7 +133,7 @@ def usage_table(usage: dict) -> str:
     return '\n'.join(lines)
 
 # %% ../../nbs/68_repair.evaluation.ipynb #16bf7d68
-def first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | None = None) -> dict | None:
+def _first_divergence(row: dict, reference: str = 'inspector', env: RepairEnv | None = None) -> dict | None:
     "First turn where an evaluated episode (`task`, `seed`, `commands`) leaves `reference`; None if never."
     # leaves: sends a command other than baseline `reference` on the episode's seed
     env = env or RepairEnv()
@@ -164,7 +164,7 @@ def divergence_summary(rows: list[dict], agent: str = 'trained', reference: str 
         ref = reference or best_scripted(of_task)
         failed = [r for r in of_task if r['agent'] == agent and not r['success']]
         if ref is None or not failed: continue
-        divs = [d for r in failed if (d := first_divergence(r, ref, env))]
+        divs = [d for r in failed if (d := _first_divergence(r, ref, env))]
         pairs = Counter((d['reference_command'], d['command']) for d in divs).most_common(top)
         out[task] = {'reference': ref, 'failures': len(failed), 'left_path': len(divs),
                      'turns': {str(t): n for t, n in sorted(Counter(d['turn'] for d in divs).items())},
@@ -186,7 +186,7 @@ def _divergence_text(div: dict) -> str:
 def eval_report(summary: dict) -> str:
     "A `run_eval` summary as markdown: `eval_table`, GRPO vs its SFT start (if both ran), commands, failures."
     # failures: where they left the best script
-    parts = [eval_table(summary)]
+    parts = [_eval_table(summary)]
     if summary.get('grpo_vs_sft'):
         lines = [f"GRPO minus its SFT start on the same seeds ({summary['confidence']:.0%} CI):", '']
         for task, d in summary['grpo_vs_sft'].items():
@@ -195,6 +195,6 @@ def eval_report(summary: dict) -> str:
                          f"{d['return_diff']:+.2f}{_interval(d['return_diff_ci'], '+.2f')}, "
                          f"GRPO's return higher on {d['win_rate']:.0%} of {d['n']} seeds")
         parts.append('\n'.join(lines))
-    if summary.get('commands'): parts.append('Commands per episode:\n\n' + usage_table(summary['commands']))
+    if summary.get('commands'): parts.append('Commands per episode:\n\n' + _usage_table(summary['commands']))
     if summary.get('divergence'): parts.append(_divergence_text(summary['divergence']))
     return '\n\n'.join(parts)

@@ -14,14 +14,14 @@ from .demos import observation_text
 from .env import RepairEnv, RepairLimits, RepairObservation
 
 # %% auto #0
-__all__ = ['CHARSET', 'render_observation', 'RepairGymEnv', 'truncated', 'RepairToolEnv']
+__all__ = ['RepairGymEnv', 'truncated', 'RepairToolEnv']
 
 # %% ../../nbs/72_repair.gym.ipynb #5d1d3944
-CHARSET = frozenset(string.printable)
+_CHARSET = frozenset(string.printable)
 
-def _ascii(text: str, n: int) -> str: return ''.join(c if c in CHARSET else '?' for c in text[:n])
+def _ascii(text: str, n: int) -> str: return ''.join(c if c in _CHARSET else '?' for c in text[:n])
 
-def render_observation(obs: RepairObservation, max_chars: int = 4096) -> str:
+def _render_observation(obs: RepairObservation, max_chars: int = 4096) -> str:
     "An observation as text: the response, then accuracy, target, quality, rows kept and budget."
     status = (f'\n[accuracy {obs.current_accuracy:.3f} | target {obs.target_accuracy:.3f} | quality '
               f'{obs.estimated_quality:.3f} | rows {obs.rows_preserved_pct:.0%} | budget '
@@ -37,13 +37,13 @@ class RepairGymEnv(gym.Env):
                  render_mode: Optional[str] = None):
         self.env, self.max_chars, self.render_mode = RepairEnv(task), max_chars, render_mode
         self.observation_space = spaces.Text(max_length=max_chars, min_length=0,
-                                             charset=''.join(sorted(CHARSET)))
+                                             charset=''.join(sorted(_CHARSET)))
         self.action_space = spaces.Text(max_length=RepairLimits().max_message, min_length=1,
-                                        charset=''.join(sorted(CHARSET)))
+                                        charset=''.join(sorted(_CHARSET)))
         self._last = ''
 
     def _out(self, obs: RepairObservation) -> tuple[str, dict]:
-        self._last = render_observation(obs, self.max_chars)
+        self._last = _render_observation(obs, self.max_chars)
         return self._last, {'observation': obs.model_dump()}
 
 # %% ../../nbs/72_repair.gym.ipynb #3ec54362

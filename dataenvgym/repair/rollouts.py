@@ -13,15 +13,15 @@ from typing import Sequence
 
 from fastcore.basics import patch
 
-from ..lm import (Generate, ReplyTrie, agent_messages, append_jsonl, encode, render, sample_commands,
+from ..lm import (_Generate, _ReplyTrie, agent_messages, _append_jsonl, encode, render, _sample_commands,
                            sample_replies)
 from ..plotting import plot_style
 from .curriculum import Curriculum
 from .demos import SYSTEM_PROMPT, _tasks, observation_text
-from .env import RepairEnv, commands_for
+from .env import RepairEnv, _commands_for
 
 # %% auto #0
-__all__ = ['Rollout', 'play_episodes', 'command_replies', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training']
+__all__ = ['Rollout', 'play_episodes', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training']
 
 # %% ../../nbs/67_repair.rollouts.ipynb #f95cf5f8
 @dataclass
@@ -51,14 +51,14 @@ class Rollout:
         return agent_messages(self.observations, self.commands, system)
 
 # %% ../../nbs/67_repair.rollouts.ipynb #65511b8b
-def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generate: Generate | None = None,
+def play_episodes(model, tokenizer, episodes: Sequence[tuple[str, int]], generate: _Generate | None = None,
                   max_turns: int = 16, system: str = SYSTEM_PROMPT, max_length: int | None = 768,
-                  batch_size: int = 64, max_new_tokens: int = 20, trie: ReplyTrie | None = None,
+                  batch_size: int = 64, max_new_tokens: int = 20, trie: _ReplyTrie | None = None,
                   **sample_kw) -> list[Rollout]:
     "Play each `(task, seed)` with the model in lock-step batches: a command a turn, up to `max_turns` turns."
     # with a trie, replies stay among its commands, and only the tokens that were a choice are trained on
     generate = generate or (lambda m, t, ctx: sample_replies(m, t, ctx, trie, max_new_tokens, **sample_kw)
-                            if trie else sample_commands(m, t, ctx, max_new_tokens, **sample_kw))
+                            if trie else _sample_commands(m, t, ctx, max_new_tokens, **sample_kw))
     started = [_begin(tokenizer, task, seed, system) for task, seed in episodes]
     rolls, envs = [r for r, _ in started], [e for _, e in started]
     for turn in range(max_turns):
@@ -125,23 +125,23 @@ def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str,
     r.completion_ids += seg; r.mask += [0] * len(seg)
 
 # %% ../../nbs/67_repair.rollouts.ipynb #6a8b5dd6
-def command_replies(tasks: str | Sequence[str], numbers: Sequence[int] = range(1, 10)) -> list[str]:
+def _command_replies(tasks: str | Sequence[str], numbers: Sequence[int] = range(1, 10)) -> list[str]:
     "All commands an agent may send on `tasks`: `apply`/`reject` with each of `numbers`, the augmenter class."
     # the class of `query_augmenter`
     out = []
     for task in _tasks(tasks):
-        for cmd in commands_for(task):
+        for cmd in _commands_for(task):
             if cmd in ('apply', 'reject'): out += [f'{cmd} {n}' for n in numbers]
             elif cmd == 'query_augmenter': out += [cmd, *(f'{cmd} {n}' for n in range(10))]
             else: out.append(cmd)
     return list(dict.fromkeys(out))
 
-def command_trie(tokenizer, tasks: str | Sequence[str]) -> ReplyTrie:
+def command_trie(tokenizer, tasks: str | Sequence[str]) -> _ReplyTrie:
     "The `ReplyTrie` of `command_replies(tasks)`: decoding kept to commands the environment parses."
-    return ReplyTrie(tokenizer, command_replies(tasks))
+    return _ReplyTrie(tokenizer, _command_replies(tasks))
 
 # %% ../../nbs/67_repair.rollouts.ipynb #25eb5443
-def scripted(commands: Sequence[str]) -> Generate:
+def scripted(commands: Sequence[str]) -> _Generate:
     "A generator for `play_episodes` answering turn k of each episode with `commands[k]` (the last repeated)."
     def generate(model, tokenizer, contexts):
         eos = tokenizer.eos_token_id
@@ -162,7 +162,7 @@ class LMAgent:
     def act(self, obs):
         self.observations.append(observation_text(obs))
         chat = render(self.tokenizer, agent_messages(self.observations, self.commands, self.system), True)
-        out = sample_commands(self.model, self.tokenizer, [encode(self.tokenizer, chat)], self.max_new_tokens,
+        out = _sample_commands(self.model, self.tokenizer, [encode(self.tokenizer, chat)], self.max_new_tokens,
                               greedy=True)[0]
         self.commands.append(self.tokenizer.decode(out, skip_special_tokens=True))
         return self.commands[-1]
@@ -173,7 +173,7 @@ class EnvRollouts:
     def __init__(self, tasks: str | Sequence[str] = 'task_0_tutorial', seeds=range(100),
                  system: str = SYSTEM_PROMPT,
                  max_turns: int = 12, max_new_tokens: int = 20, max_length: int = 768,
-                 generate: Generate | None = None, curriculum: Curriculum | None = None,
+                 generate: _Generate | None = None, curriculum: Curriculum | None = None,
                  log_path: str | Path | None = None, constrained: bool = False, success_bonus: float = 0.0):
         from datasets import Dataset
         self.system, self.max_turns, self.max_new_tokens = system, max_turns, max_new_tokens
@@ -224,7 +224,7 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
     for r in rolls if self.curriculum else []:
         if self.curriculum.record(r.success): break   # promoted: the rest were played at the level below
     self.log += rows
-    if self.log_path: append_jsonl(self.log_path, rows)
+    if self.log_path: _append_jsonl(self.log_path, rows)
     return {'prompt_ids': [r.prompt_ids for r in rolls], 'completion_ids': [r.completion_ids for r in rolls],
             'logprobs': None, 'env_mask': [r.mask for r in rolls],
             'env_return': [r.ret + self.success_bonus * r.success for r in rolls],

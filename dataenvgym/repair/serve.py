@@ -19,12 +19,11 @@ from dataenvgym.serve import (
     Settings,
     TypedClient,
     make_app as serve_app,
-    settings_from_env,
+    _settings_from_env,
 )
 
 # %% auto #0
-__all__ = ['METADATA', 'RepairCommand', 'RepairWireObservation', 'RepairWireState', 'RepairResetOptions', 'to_wire',
-           'RepairServerEnv', 'make_server', 'make_app', 'default_app', 'main', 'RepairClient']
+__all__ = ['RepairCommand', 'RepairServerEnv', 'make_server', 'make_app', 'default_app', 'main', 'RepairClient']
 
 # %% ../../nbs/65_repair.serve.ipynb #72086446
 class RepairCommand(Action):
@@ -32,23 +31,23 @@ class RepairCommand(Action):
     model_config = ConfigDict(extra='forbid', strict=True)
     message: str = Field(max_length=RepairLimits().max_message)
 
-class RepairWireObservation(RepairObservation, Observation):
+class _RepairWireObservation(RepairObservation, Observation):
     "What the agent sees after a step: `RepairObservation`'s fields on OpenEnv's `Observation`."
 
-class RepairWireState(State):
+class _RepairWireState(State):
     "The episode's bookkeeping (the wire form of `RepairState`; OpenEnv's `State` allows the extra fields)."
 
-class RepairResetOptions(ResetOptions):
+class _RepairResetOptions(ResetOptions):
     "`reset`'s options on the wire: `seed`, `episode_id` and `task` (one of `TASKS`; default: the server's)."
     task: Optional[Literal[tuple(TASKS)]] = None
 
 # %% ../../nbs/65_repair.serve.ipynb #6525615a
-def to_wire(obs: RepairObservation) -> RepairWireObservation:
+def _to_wire(obs: RepairObservation) -> _RepairWireObservation:
     "The wire form of an in-process observation."
-    return RepairWireObservation(**obs.model_dump())
+    return _RepairWireObservation(**obs.model_dump())
 
 # %% ../../nbs/65_repair.serve.ipynb #60e51e7e
-class RepairServerEnv(Environment[RepairCommand, RepairWireObservation, RepairWireState]):
+class RepairServerEnv(Environment[RepairCommand, _RepairWireObservation, _RepairWireState]):
     "`RepairEnv` behind OpenEnv's `Environment` interface; one instance per session."
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -57,46 +56,46 @@ class RepairServerEnv(Environment[RepairCommand, RepairWireObservation, RepairWi
         super().__init__(rubric=self.env.rubric)
 
     def reset(self, seed: int = 0, episode_id: Optional[str] = None,
-              task: Optional[str] = None) -> RepairWireObservation:
+              task: Optional[str] = None) -> _RepairWireObservation:
         "Start an episode of `task` (default: session's) with `seed`, named `episode_id` (default: env's)."
-        obs = to_wire(self.env.reset(seed=seed, task=task))
+        obs = _to_wire(self.env.reset(seed=seed, task=task))
         self.episode_id = episode_id
         return obs
 
     def step(self, action: RepairCommand,
-             timeout_s: Optional[float] = None, **kwargs: Any) -> RepairWireObservation:
+             timeout_s: Optional[float] = None, **kwargs: Any) -> _RepairWireObservation:
         "Run one command."
-        return to_wire(self.env.step(action.message))
+        return _to_wire(self.env.step(action.message))
 
     @property
-    def state(self) -> RepairWireState:
+    def state(self) -> _RepairWireState:
         st = self.env.state.model_dump()
-        return RepairWireState(**st | {'episode_id': self.episode_id or st['episode_id']})
+        return _RepairWireState(**st | {'episode_id': self.episode_id or st['episode_id']})
 
 # %% ../../nbs/65_repair.serve.ipynb #d04ca15a
-METADATA = EnvironmentMetadata(name='dataenvgym_repair', version='0.1.0', description=(
+_METADATA = EnvironmentMetadata(name='dataenvgym_repair', version='0.1.0', description=(
     'Repair a corrupted table with text commands so a fixed model scores higher on held-out rows.'))
-RepairServerEnv.get_metadata = lambda self: METADATA
+RepairServerEnv.get_metadata = lambda self: _METADATA
 
 # %% ../../nbs/65_repair.serve.ipynb #117cccce
 def make_server(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0,
                 settings: Optional[Settings] = None) -> SessionServer:
     "The session server of `RepairServerEnv(task)` environments (`settings`, if given, say all but the task)."
     if task not in TASKS: raise ValueError(f'unknown task {task!r}; valid: {", ".join(TASKS)}')
-    return SessionServer(lambda: RepairServerEnv(task), RepairCommand, RepairWireObservation, RepairWireState,
-                         RepairResetOptions, settings
+    return SessionServer(lambda: RepairServerEnv(task), RepairCommand, _RepairWireObservation, _RepairWireState,
+                         _RepairResetOptions, settings
                          or Settings(capacity=max_concurrent_envs, idle_s=idle_s))
 
 def make_app(task: str = 'task_0_tutorial', max_concurrent_envs: int = 16, idle_s: float = 600.0,
              settings: Optional[Settings] = None):
     "The FastAPI app serving `RepairServerEnv(task)` sessions over WebSocket and HTTP."
-    return serve_app(make_server(task, max_concurrent_envs, idle_s, settings), METADATA)
+    return serve_app(make_server(task, max_concurrent_envs, idle_s, settings), _METADATA)
 
 # %% ../../nbs/65_repair.serve.ipynb #f32ad81f
 def default_app(settings: Optional[Settings] = None):
     "The app of `DATAENVGYM_REPAIR_TASK` with `settings` (default: those the environment variables say)."
     return make_app(os.environ.get('DATAENVGYM_REPAIR_TASK', 'task_0_tutorial'),
-                    settings=settings or settings_from_env(Settings(capacity=16)))
+                    settings=settings or _settings_from_env(Settings(capacity=16)))
 
 # %% ../../nbs/65_repair.serve.ipynb #cf09fee4
 def __getattr__(name: str):
@@ -113,4 +112,4 @@ def main(host: str = '127.0.0.1', port: int = 8000):
 # %% ../../nbs/65_repair.serve.ipynb #9eefe144
 class RepairClient(TypedClient):
     "A typed WebSocket client for the repair server: `reset(seed=..., task=...)`, `step(RepairCommand(...))`."
-    observation_cls, state_cls = RepairWireObservation, RepairWireState
+    observation_cls, state_cls = _RepairWireObservation, _RepairWireState

@@ -20,18 +20,13 @@ from sklearn.ensemble import IsolationForest
 from sklearn.experimental import enable_iterative_imputer  # noqa: F401
 from sklearn.impute import IterativeImputer, KNNImputer, SimpleImputer
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from .tasks import (Classifier, Frame, make_episode, make_model, matrix, model_matrix,
-                                     nan_quantile,
-                                     replace_columns)
+from .tasks import (Classifier, _Frame, _make_episode, _make_model, _matrix, _model_matrix,
+                                     _nan_quantile,
+                                     _replace_columns)
 
 # %% auto #0
-__all__ = ['IMPUTERS', 'OPS', 'PRIORITY', 'RepairError', 'Fix', 'features', 'op_coerce_numeric', 'row_groups', 'duplicated',
-           'op_drop_duplicates', 'op_impute', 'op_drop_missing_rows', 'iqr_fences', 'op_clip_outliers',
-           'isolation_outliers', 'op_drop_outliers', 'op_fix_logic', 'out_of_fold_probs', 'label_issues', 'op_relabel',
-           'op_drop_label_issues', 'op_smote', 'op_oversample', 'op_undersample', 'op_rescale', 'site_predictions',
-           'op_relabel_site', 'apply_fix', 'make_schema', 'schema_failures', 'memo_failures', 'Report', 'data_facts',
-           'feature_shape', 'Diagnosis', 'cleaner', 'balancer', 'augmenter', 'validator', 'analyst', 'column_summary',
-           'group_report', 'reference_plan', 'reference_repair']
+__all__ = ['RepairError', 'Fix', 'features', 'label_issues', 'site_predictions', 'Report', 'Diagnosis', 'cleaner', 'balancer',
+           'validator', 'analyst', 'group_report', 'reference_plan', 'reference_repair']
 
 # %% ../../nbs/61_repair.specialists.ipynb #835752d7
 class RepairError(ValueError):
@@ -60,17 +55,17 @@ def _numeric_only(df: pd.DataFrame, what: str) -> list[str]:
 
 def _complete(df: pd.DataFrame, what: str) -> list[str]:
     cols = _numeric_only(df, what)
-    if np.isnan(matrix(df, cols)).any():
+    if np.isnan(_matrix(df, cols)).any():
         raise RepairError(f'{what} needs complete rows; impute missing values first')
     return cols
 
 # %% ../../nbs/61_repair.specialists.ipynb #929f6a8e
-def op_coerce_numeric(df, column):
+def _op_coerce_numeric(df, column):
     "Parse a text column as numbers; what does not parse becomes missing."
     return df.assign(**{column: pd.to_numeric(df[column], errors='coerce')})
 
 # %% ../../nbs/61_repair.specialists.ipynb #19ce48d6
-def row_groups(df: pd.DataFrame | list[np.ndarray]) -> np.ndarray:
+def _row_groups(df: pd.DataFrame | list[np.ndarray]) -> np.ndarray:
     "A group number per row (of a frame, or of its columns' arrays), equal for identical rows (missing too)."
     cols = [df[c].to_numpy() for c in df.columns] if isinstance(df, pd.DataFrame) else df
     M = np.column_stack([v.astype(float) if v.dtype.kind in 'biuf'
@@ -80,97 +75,97 @@ def row_groups(df: pd.DataFrame | list[np.ndarray]) -> np.ndarray:
     M = np.ascontiguousarray(np.column_stack([np.where(nan, 0.0, M) + 0.0, nan]))  # + 0.0 turns -0.0 into 0.0
     return np.unique(M.view(np.dtype((np.void, M.shape[1] * M.itemsize))).ravel(), return_inverse=True)[1]
 
-def duplicated(df: pd.DataFrame) -> np.ndarray:
+def _duplicated(df: pd.DataFrame) -> np.ndarray:
     "True for every row identical to an earlier one (as `DataFrame.duplicated`)."
     first = np.zeros(len(df), dtype=bool)
-    first[np.unique(row_groups(df), return_index=True)[1]] = True
+    first[np.unique(_row_groups(df), return_index=True)[1]] = True
     return ~first
 
 # %% ../../nbs/61_repair.specialists.ipynb #25123e08
-def op_drop_duplicates(df):
+def _op_drop_duplicates(df):
     "Keep the first of each group of identical rows."
-    return df[~duplicated(df)]
+    return df[~_duplicated(df)]
 
 # %% ../../nbs/61_repair.specialists.ipynb #89df8518
-IMPUTERS = {'median': lambda: SimpleImputer(strategy='median', keep_empty_features=True),
+_IMPUTERS = {'median': lambda: SimpleImputer(strategy='median', keep_empty_features=True),
             'knn': lambda: KNNImputer(n_neighbors=5, keep_empty_features=True),
             'iterative': lambda: IterativeImputer(max_iter=10, random_state=0, keep_empty_features=True)}
 
-def op_impute(df, strategy):
+def _op_impute(df, strategy):
     "Fill missing feature values with a scikit-learn imputer (`median`, `knn` or `iterative`)."
     cols = _numeric_only(df, 'imputation')
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        filled = IMPUTERS[strategy]().fit_transform(matrix(df, cols))
-    return replace_columns(df, cols, filled)
+        filled = _IMPUTERS[strategy]().fit_transform(_matrix(df, cols))
+    return _replace_columns(df, cols, filled)
 
-def op_drop_missing_rows(df):
+def _op_drop_missing_rows(df):
     "Drop every row with a missing value."
     return df.dropna()
 
 # %% ../../nbs/61_repair.specialists.ipynb #c6e9af39
-def iqr_fences(X: np.ndarray, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
+def _iqr_fences(X: np.ndarray, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
     "Tukey fences `k` inter-quartile ranges beyond the quartiles of each column (missing values ignored)."
-    q1, q3 = nan_quantile(X, 0.25), nan_quantile(X, 0.75)
+    q1, q3 = _nan_quantile(X, 0.25), _nan_quantile(X, 0.75)
     return q1 - k * (q3 - q1), q3 + k * (q3 - q1)
 
-def op_clip_outliers(df):
+def _op_clip_outliers(df):
     "Clip each numeric feature to its IQR fences."
     cols = _numeric_only(df, 'clipping')
-    X = matrix(df, cols)
-    return replace_columns(df, cols, np.clip(X, *iqr_fences(X)))
+    X = _matrix(df, cols)
+    return _replace_columns(df, cols, np.clip(X, *_iqr_fences(X)))
 
-def isolation_outliers(df: pd.DataFrame) -> np.ndarray:
+def _isolation_outliers(df: pd.DataFrame) -> np.ndarray:
     "Rows an IsolationForest (50 trees, seed 0) calls anomalous."
     cols = _numeric_only(df, 'outlier detection')
-    X = model_matrix(df, cols, df[cols].median().to_numpy())
+    X = _model_matrix(df, cols, df[cols].median().to_numpy())
     return IsolationForest(n_estimators=50, contamination='auto', random_state=0).fit_predict(X) == -1
 
 # %% ../../nbs/61_repair.specialists.ipynb #ced16a28
-def op_drop_outliers(df):
+def _op_drop_outliers(df):
     "Drop the rows an IsolationForest flags."
-    return df[~isolation_outliers(df)]
+    return df[~_isolation_outliers(df)]
 
 # %% ../../nbs/61_repair.specialists.ipynb #4c623f11
-def op_fix_logic(df):
+def _op_fix_logic(df):
     "Swap `low` and `high` where `low > high`."
     low, high = df.low.to_numpy(), df.high.to_numpy()
     bad = low > high
     return df.assign(low=np.where(bad, high, low), high=np.where(bad, low, high))
 
 # %% ../../nbs/61_repair.specialists.ipynb #9027133e
-def out_of_fold_probs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _out_of_fold_probs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     "The classes and their out-of-fold probabilities from the task's model (3 stratified folds, seed 0)."
     cols = _complete(df, 'label checking')
     classes, y, counts = np.unique(df.label.to_numpy(dtype=int), return_inverse=True, return_counts=True)
     if counts.min() < 3: raise RepairError('label checking needs at least 3 rows of each class')
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
-    return classes, cross_val_predict(make_model(), matrix(df, cols), y, cv=cv, method='predict_proba')
+    return classes, cross_val_predict(_make_model(), _matrix(df, cols), y, cv=cv, method='predict_proba')
 
 @lru_cache(maxsize=256)
-def _label_issues(frame: Frame) -> tuple[np.ndarray, np.ndarray]:
-    classes, probs = out_of_fold_probs(frame.df)
+def _label_issues(frame: _Frame) -> tuple[np.ndarray, np.ndarray]:
+    classes, probs = _out_of_fold_probs(frame.df)
     y = np.searchsorted(classes, frame.df.label.to_numpy(dtype=int))
     return find_label_issues(y, probs, n_jobs=1), classes[probs.argmax(1)]
 
 # %% ../../nbs/61_repair.specialists.ipynb #8e472c5c
 def label_issues(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     "cleanlab's `find_label_issues` mask and the out-of-fold predicted labels (memoised by content)."
-    return _label_issues(Frame(df))
+    return _label_issues(_Frame(df))
 
-def op_relabel(df):
+def _op_relabel(df):
     "Give rows with a label issue the label the out-of-fold model predicts."
     issues, pred = label_issues(df)
     return df.assign(label=np.where(issues, pred, df.label.to_numpy(dtype=int)))
 
-def op_drop_label_issues(df):
+def _op_drop_label_issues(df):
     "Drop rows with a label issue."
     return df[~label_issues(df)[0]]
 
 # %% ../../nbs/61_repair.specialists.ipynb #473dcbf2
 def _resample(df, sampler):
     cols = _complete(df, 'resampling')
-    X, y = sampler.fit_resample(matrix(df, cols), df.label.to_numpy().astype(int))
+    X, y = sampler.fit_resample(_matrix(df, cols), df.label.to_numpy().astype(int))
     kept = getattr(sampler, 'sample_indices_', None)
     n_old = len(df) if kept is None else len(kept)
     old = df.index if kept is None else df.index[kept[:n_old]]
@@ -182,16 +177,16 @@ def _strategy(df, cls):
     return 'auto' if cls is None else {int(cls): int(df.label.value_counts().max())}
 
 # %% ../../nbs/61_repair.specialists.ipynb #f0228728
-def op_smote(df, cls=None):
+def _op_smote(df, cls=None):
     "SMOTE synthetic rows up to the majority count (for every minority class, or just `cls`)."
     k = max(1, min(5, int(df.label.value_counts().min()) - 1))
     return _resample(df, SMOTE(sampling_strategy=_strategy(df, cls), k_neighbors=k, random_state=0))
 
-def op_oversample(df, cls=None):
+def _op_oversample(df, cls=None):
     "Repeat random rows up to the majority count (every minority class, or just `cls`)."
     return _resample(df, RandomOverSampler(sampling_strategy=_strategy(df, cls), random_state=0))
 
-def op_undersample(df):
+def _op_undersample(df):
     "Drop random rows down to the minority count."
     return _resample(df, RandomUnderSampler(random_state=0))
 
@@ -202,7 +197,7 @@ def _site_rows(df: pd.DataFrame, site: int) -> np.ndarray:
     if not rows.any(): raise RepairError(f'no rows of site {site}; sites are {sorted(set(df.site.dropna()))}')
     return rows
 
-def op_rescale(df, column, site, factor):
+def _op_rescale(df, column, site, factor):
     "Divide `column`'s values in `site` by `factor` (a unit error undone)."
     rows = _site_rows(df, site)
     if column not in df.columns or df[column].dtype.kind not in 'biuf':
@@ -213,52 +208,52 @@ def op_rescale(df, column, site, factor):
 
 # %% ../../nbs/61_repair.specialists.ipynb #03eedf45
 @lru_cache(maxsize=512)
-def _site_predictions(frame: Frame, site: int) -> np.ndarray:
+def _site_predictions(frame: _Frame, site: int) -> np.ndarray:
     df = frame.df
     rows, y = _site_rows(df, site), df.label.to_numpy(dtype=int)
     cols = [c for c, t in df.dtypes.items() if c not in ('label', 'site') and t.kind in 'biuf']
-    X = matrix(df, cols)
+    X = _matrix(df, cols)
     X = X[:, ~np.isnan(X[~rows]).all(axis=0)] if cols else X
     if X.shape[1] == 0 or len(np.unique(y[~rows])) < 2:
         raise RepairError('too few numeric columns or classes outside the site to check it')
-    X = np.where(np.isnan(X), nan_quantile(X[~rows], 0.5), X)
-    return make_model().fit(X[~rows], y[~rows]).predict(X[rows])
+    X = np.where(np.isnan(X), _nan_quantile(X[~rows], 0.5), X)
+    return _make_model().fit(X[~rows], y[~rows]).predict(X[rows])
 
-def site_predictions(df: pd.DataFrame | Frame, site: int) -> np.ndarray:
+def site_predictions(df: pd.DataFrame | _Frame, site: int) -> np.ndarray:
     "The labels a model of the other sites predicts for `site`'s rows (memoised by content)."
-    return _site_predictions(df if isinstance(df, Frame) else Frame(df), int(site))
+    return _site_predictions(df if isinstance(df, _Frame) else _Frame(df), int(site))
 
 # %% ../../nbs/61_repair.specialists.ipynb #7926a9aa
-def op_relabel_site(df, site):
+def _op_relabel_site(df, site):
     "Give `site`'s rows the labels a model of the other sites predicts."
     y = df.label.to_numpy(dtype=int, copy=True)
     y[_site_rows(df, site)] = site_predictions(df, site)
     return df.assign(label=y)
 
 # %% ../../nbs/61_repair.specialists.ipynb #bcd38f4b
-OPS: dict[str, Callable[..., pd.DataFrame]] = {
-    'coerce_numeric': op_coerce_numeric, 'drop_duplicates': op_drop_duplicates, 'impute': op_impute,
-    'drop_missing_rows': op_drop_missing_rows, 'clip_outliers': op_clip_outliers,
-    'drop_outliers': op_drop_outliers, 'fix_logic': op_fix_logic, 'relabel': op_relabel,
-    'drop_label_issues': op_drop_label_issues, 'smote': op_smote, 'oversample': op_oversample,
-    'undersample': op_undersample, 'rescale': op_rescale, 'relabel_site': op_relabel_site}
+_OPS: dict[str, Callable[..., pd.DataFrame]] = {
+    'coerce_numeric': _op_coerce_numeric, 'drop_duplicates': _op_drop_duplicates, 'impute': _op_impute,
+    'drop_missing_rows': _op_drop_missing_rows, 'clip_outliers': _op_clip_outliers,
+    'drop_outliers': _op_drop_outliers, 'fix_logic': _op_fix_logic, 'relabel': _op_relabel,
+    'drop_label_issues': _op_drop_label_issues, 'smote': _op_smote, 'oversample': _op_oversample,
+    'undersample': _op_undersample, 'rescale': _op_rescale, 'relabel_site': _op_relabel_site}
 
 @lru_cache(maxsize=2048)  # ~12 distinct fixes per episode × the 128 calibrations `calibrate` keeps
-def _run_fix(frame: Frame, key: tuple) -> Frame | RepairError:
+def _run_fix(frame: _Frame, key: tuple) -> _Frame | RepairError:
     op, args = key
-    try: return Frame(OPS[op](frame.df, **dict(args)))
+    try: return _Frame(_OPS[op](frame.df, **dict(args)))
     except RepairError as e: return e
     except (ValueError, KeyError, IndexError) as e: return RepairError(f'{op} failed on this data: {e}')
 
 # %% ../../nbs/61_repair.specialists.ipynb #603b93ee
-def apply_fix(df: pd.DataFrame | Frame, fix: Fix | tuple) -> pd.DataFrame | Frame:
+def _apply_fix(df: pd.DataFrame | _Frame, fix: Fix | tuple) -> pd.DataFrame | _Frame:
     "Run `fix` (or an `(op, args)` key) on `df` (a `Frame` for a `Frame`); one that can't run: `RepairError`."
-    out = _run_fix(df if isinstance(df, Frame) else Frame(df), fix.key if isinstance(fix, Fix) else fix)
+    out = _run_fix(df if isinstance(df, _Frame) else _Frame(df), fix.key if isinstance(fix, Fix) else fix)
     if isinstance(out, RepairError): raise RepairError(str(out))
-    return out if isinstance(df, Frame) else out.df
+    return out if isinstance(df, _Frame) else out.df
 
 # %% ../../nbs/61_repair.specialists.ipynb #62456623
-def make_schema(clean: pd.DataFrame) -> pa.DataFrameSchema:
+def _make_schema(clean: pd.DataFrame) -> pa.DataFrameSchema:
     "A pandera schema for the task: float features within plausible ranges, known labels, `low <= high`."
     cols = {}
     for c in features(clean):
@@ -267,10 +262,10 @@ def make_schema(clean: pd.DataFrame) -> pa.DataFrameSchema:
         cols[c] = pa.Column(float, in_range, nullable=True)
     cols['label'] = pa.Column(int, pa.Check.isin(sorted(map(int, clean.label.unique()))))
     return pa.DataFrameSchema(cols, checks=[pa.Check(lambda d: ~(d.low > d.high), name='low <= high')],
-                              metadata={'built_from': Frame(clean).key})
+                              metadata={'built_from': _Frame(clean).key})
 
 # %% ../../nbs/61_repair.specialists.ipynb #571abd6c
-def schema_failures(df: pd.DataFrame, schema: pa.DataFrameSchema) -> pd.DataFrame:
+def _schema_failures(df: pd.DataFrame, schema: pa.DataFrameSchema) -> pd.DataFrame:
     "One row per failed check (`column`, `check`, count of cases); empty when the data satisfies the schema."
     try: schema.validate(df, lazy=True)
     except pa.errors.SchemaErrors as e:
@@ -291,12 +286,12 @@ class _Keyed:
         return isinstance(other, _Keyed) and self.key is not None and other.key == self.key
 
 @lru_cache(maxsize=1024)
-def _failures(frame: Frame, schema: _Keyed) -> pd.DataFrame: return schema_failures(frame.df, schema.schema)
+def _failures(frame: _Frame, schema: _Keyed) -> pd.DataFrame: return _schema_failures(frame.df, schema.schema)
 
-def memo_failures(frame: Frame, schema: pa.DataFrameSchema) -> pd.DataFrame:
+def _memo_failures(frame: _Frame, schema: pa.DataFrameSchema) -> pd.DataFrame:
     "`schema_failures`, memoised by the frame's content and the schema's origin (schema from `make_schema`)."
     keyed = _Keyed(schema)
-    return _failures(frame, keyed) if keyed.key else schema_failures(frame.df, schema)
+    return _failures(frame, keyed) if keyed.key else _schema_failures(frame.df, schema)
 
 # %% ../../nbs/61_repair.specialists.ipynb #d588ce60
 @dataclass
@@ -312,7 +307,7 @@ class Report:
 
 # %% ../../nbs/61_repair.specialists.ipynb #cadb2f23
 @lru_cache(maxsize=2048)
-def data_facts(frame: Frame) -> dict[str, Any]:
+def _data_facts(frame: _Frame) -> dict[str, Any]:
     "Schema-free findings about a frame, computed with vectorised numpy/pandas and memoised by content."
     raw = {c: frame.df[c].to_numpy() for c in frame.df.columns}  # each column read once
     feats = [c for c in raw if c != 'label']
@@ -323,8 +318,8 @@ def data_facts(frame: Frame) -> dict[str, Any]:
               **{c: X[:, i] for i, c in enumerate(num)}}
     holes = {**{c: pd.isna(raw[c]) for c in text}, **{c: np.isnan(parsed[c]) for c in num}}
     classes, counts = np.unique(raw['label'], return_counts=True)
-    lo, hi = iqr_fences(X)
-    groups = row_groups(list(raw.values()))
+    lo, hi = _iqr_fences(X)
+    groups = _row_groups(list(raw.values()))
     rows_missing = int(np.logical_or.reduce([holes[c] for c in feats]).sum()) if feats else 0
     return dict(text_columns=text, missing={c: int(holes[c].sum()) for c in feats if holes[c].any()},
                 rows_missing=rows_missing, duplicates=len(groups) - len(np.unique(groups)),
@@ -335,7 +330,7 @@ def data_facts(frame: Frame) -> dict[str, Any]:
 
 # %% ../../nbs/61_repair.specialists.ipynb #7d55cf5f
 @lru_cache(maxsize=1024)
-def feature_shape(frame: Frame) -> tuple[float, float]:
+def _feature_shape(frame: _Frame) -> tuple[float, float]:
     "Strongest absolute correlation between two numeric features, and the largest absolute skew (memoised)."
     num = frame.df[[c for c, t in frame.df.dtypes.items() if c != 'label' and t.kind in 'biuf']]
     if num.shape[1] < 2: return 0.0, 0.0
@@ -349,10 +344,10 @@ def feature_shape(frame: Frame) -> tuple[float, float]:
 # %% ../../nbs/61_repair.specialists.ipynb #bed3dce8
 class Diagnosis:
     "Findings on one version of the data: schema-free facts (memoised by content) and, lazily, the schema's."
-    def __init__(self, df: pd.DataFrame | Frame,
+    def __init__(self, df: pd.DataFrame | _Frame,
                  schema: pa.DataFrameSchema | Callable[[], pa.DataFrameSchema]):
-        frame = df if isinstance(df, Frame) else Frame(df)
-        self.frame, self.df, self.schema, self.facts = frame, frame.df, schema, data_facts(frame)
+        frame = df if isinstance(df, _Frame) else _Frame(df)
+        self.frame, self.df, self.schema, self.facts = frame, frame.df, schema, _data_facts(frame)
         self.text_columns, self.missing = self.facts['text_columns'], self.facts['missing']
         self.duplicates, self.counts = self.facts['duplicates'], self.facts['counts']
     def unparseable(self, c: str) -> int: return self.facts['unparseable'][c]
@@ -361,7 +356,7 @@ class Diagnosis:
         return max(self.counts.values()) / max(1, min(self.counts.values())) if self.counts else 1.0
     def failures(self) -> pd.DataFrame:
         "The schema's failed checks (`schema` may be a function that builds it, called only here)."
-        return memo_failures(self.frame, self.schema
+        return _memo_failures(self.frame, self.schema
                              if isinstance(self.schema, pa.DataFrameSchema) else self.schema())
 
 # %% ../../nbs/61_repair.specialists.ipynb #86d3212c
@@ -378,7 +373,7 @@ def cleaner(d: Diagnosis) -> Report:
                          'removes the over-weighting of the duplicated rows'))
     if d.missing:
         found.append(f'- missing values: {", ".join(f"{c}={n}" for c, n in d.missing.items())}.')
-        strong, skew = feature_shape(d.frame)
+        strong, skew = _feature_shape(d.frame)
         order = ['knn', 'iterative', 'median'] if strong > 0.5 else ['median', 'knn', 'iterative']
         found.append(f'- strongest feature correlation {strong:.2f}; skew {skew:.2f}.')
         for s in order:
@@ -411,7 +406,7 @@ def balancer(d: Diagnosis) -> Report:
         Fix('undersample', (), 'randomly drop majority rows', f'drops {dropped} rows')])
 
 # %% ../../nbs/61_repair.specialists.ipynb #e383ed4e
-def augmenter(d: Diagnosis, cls: int | None = None) -> Report:
+def _augmenter(d: Diagnosis, cls: int | None = None) -> Report:
     "Synthetic rows for one class (the smallest by default)."
     cls = min(d.counts, key=d.counts.get) if cls is None else cls
     if cls not in d.counts: return Report('augmenter', [f'- no class {cls}; classes are {sorted(d.counts)}.'])
@@ -445,16 +440,16 @@ def validator(d: Diagnosis) -> Report:
     return Report('validator', found, fixes)
 
 # %% ../../nbs/61_repair.specialists.ipynb #95c588c3
-PRIORITY = ['coerce_numeric', 'fix_logic', 'drop_duplicates', 'clip_outliers', 'impute', 'relabel', 'smote']
+_PRIORITY = ['coerce_numeric', 'fix_logic', 'drop_duplicates', 'clip_outliers', 'impute', 'relabel', 'smote']
 
 def analyst(d: Diagnosis) -> Report:
     "A ranked plan: the first-choice fix of every other specialist, in `PRIORITY` order."
     fixes = [f for r in (cleaner(d), validator(d), balancer(d)) for f in r.fixes]
     firsts, seen = [], set()
     for f in fixes:
-        if f.op in PRIORITY and (f.op not in seen or f.op == 'coerce_numeric'):
+        if f.op in _PRIORITY and (f.op not in seen or f.op == 'coerce_numeric'):
             firsts.append(f); seen.add(f.op)
-    firsts.sort(key=lambda f: PRIORITY.index(f.op))
+    firsts.sort(key=lambda f: _PRIORITY.index(f.op))
     title = f'- {len(fixes)} candidate fixes from the cleaner, validator and balancer; ranked plan:'
     return Report('analyst', [title], firsts)
 
@@ -463,7 +458,7 @@ def _parsed(df: pd.DataFrame, c: str) -> np.ndarray:
     return pd.to_numeric(df[c], errors='coerce').to_numpy(dtype=float)
 
 # %% ../../nbs/61_repair.specialists.ipynb #ca764981
-def column_summary(df: pd.DataFrame) -> Report:
+def _column_summary(df: pd.DataFrame) -> Report:
     "Per feature: type, missing values, 5th/50th/95th percentiles and maximum (text parsed where it can be)."
     lines = []
     for c in features(df):
@@ -491,7 +486,7 @@ def _unit_ratio(df: pd.DataFrame, rows: np.ndarray) -> tuple[str, float]:
 
 # %% ../../nbs/61_repair.specialists.ipynb #1a817776
 @lru_cache(maxsize=512)
-def _group_report(frame: Frame) -> Report:
+def _group_report(frame: _Frame) -> Report:
     df = frame.df
     if 'site' not in df.columns: return Report('groups', ['- this table has no site column.'])
     found, fixes, y = [], [], df.label.to_numpy(dtype=int)
@@ -513,9 +508,9 @@ def _group_report(frame: Frame) -> Report:
     return Report('groups', found, fixes)
 
 # %% ../../nbs/61_repair.specialists.ipynb #6225b2cc
-def group_report(df: pd.DataFrame | Frame) -> Report:
+def group_report(df: pd.DataFrame | _Frame) -> Report:
     "Per site: rows, classes, label agreement with other sites' model, largest median ratio; site fixes."
-    return _group_report(df if isinstance(df, Frame) else Frame(df))
+    return _group_report(df if isinstance(df, _Frame) else _Frame(df))
 
 # %% ../../nbs/61_repair.specialists.ipynb #fd2dfb37
 def reference_plan(record: dict[str, Any]) -> list[tuple]:
@@ -534,9 +529,9 @@ def reference_plan(record: dict[str, Any]) -> list[tuple]:
     return plan
 
 # %% ../../nbs/61_repair.specialists.ipynb #ad60f24e
-def reference_repair(df: pd.DataFrame | Frame, record: dict[str, Any]) -> pd.DataFrame | Frame:
+def reference_repair(df: pd.DataFrame | _Frame, record: dict[str, Any]) -> pd.DataFrame | _Frame:
     "`df` after every fix of `reference_plan(record)` that can run (a `Frame` for a `Frame`)."
     for key in reference_plan(record):
-        try: df = apply_fix(df, key)
+        try: df = _apply_fix(df, key)
         except RepairError: pass
     return df

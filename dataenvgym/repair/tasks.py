@@ -19,11 +19,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 # %% auto #0
-__all__ = ['CORRUPTIONS', 'TASKS', 'CORRUPTORS', 'LOGISTIC', 'TaskConfig', 'get_task', 'feature_names', 'class_centroids',
-           'make_clean', 'matrix', 'replace_columns', 'corrupt_imbalance', 'corrupt_label_noise', 'corrupt_duplicates',
-           'corrupt_logic', 'corrupt_outliers', 'corrupt_missing', 'corrupt_site_flip', 'corrupt_unit_scale',
-           'corrupt_types', 'corrupt', 'content_hash', 'Frame', 'make_model', 'nan_quantile', 'model_matrix', 'Score',
-           'Classifier', 'EpisodeData', 'make_episode']
+__all__ = ['CORRUPTIONS', 'TASKS', 'TaskConfig', 'get_task', 'corrupt', 'Score', 'Classifier']
 
 # %% ../../nbs/60_repair.tasks.ipynb #802e4a99
 CORRUPTIONS = ('imbalance', 'label_noise', 'site_flip', 'logic', 'outliers', 'missing', 'unit_scale', 'types',
@@ -75,11 +71,11 @@ def get_task(name: str) -> TaskConfig:
     return TASKS[name]
 
 # %% ../../nbs/60_repair.tasks.ipynb #b82d1230
-def feature_names(n_features: int) -> list[str]:
+def _feature_names(n_features: int) -> list[str]:
     "Column names: `f0`, `f1`, … and the cross-column pair `low`, `high` at the end."
     return [f'f{i}' for i in range(n_features - 2)] + ['low', 'high']
 
-def class_centroids(k: int, n_latent: int, rng: np.random.Generator) -> np.ndarray:
+def _class_centroids(k: int, n_latent: int, rng: np.random.Generator) -> np.ndarray:
     "`k` distinct ±1 corners of the latent cube, such that every latent factor separates some classes."
     corners = np.array(np.meshgrid(*[[-1, 1]] * n_latent)).reshape(n_latent, -1).T
     while True:
@@ -87,13 +83,13 @@ def class_centroids(k: int, n_latent: int, rng: np.random.Generator) -> np.ndarr
         if (c.std(0) > 0).all(): return c.astype(float)
 
 # %% ../../nbs/60_repair.tasks.ipynb #e22edc2f
-def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     "Clean `(train, test)` frames for `cfg`: balanced classes, correlated informative features."
     # no row is in both
     rng = np.random.default_rng([seed, 7])
     n, d, k = cfg.n_rows + cfg.n_test, cfg.n_features, cfg.n_classes
     n_latent = (d - 2) // 2
-    centroids = class_centroids(k, n_latent, rng) * cfg.separation / 2
+    centroids = _class_centroids(k, n_latent, rng) * cfg.separation / 2
     y = rng.permutation(np.arange(n) % k)
     z = centroids[y] + rng.normal(0, 1, (n, n_latent))
     twins = np.repeat(z, 2, axis=1)[:, :d - 2] + rng.normal(0, 0.35, (n, d - 2))
@@ -104,7 +100,7 @@ def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     x, order = np.round(x * scale + offset, 3), rng.permutation(n)
     sites = np.random.default_rng([seed, 13]).integers(max(cfg.n_sites, 1), size=n).astype(float)
     extra = lambda rows: {'site': sites[rows]} if cfg.n_sites else {}
-    split = lambda rows: pd.DataFrame({**dict(zip(feature_names(d), x[rows].T)),
+    split = lambda rows: pd.DataFrame({**dict(zip(_feature_names(d), x[rows].T)),
                                        **extra(rows), 'label': y[rows]})
     return split(order[:cfg.n_rows]), split(order[cfg.n_rows:])
 
@@ -112,25 +108,25 @@ def make_clean(cfg: TaskConfig, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _informative(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith('f')]
 
-def matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
+def _matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
     "`df[columns]` as a float matrix, read column by column (much faster than selecting a sub-frame)."
     if not columns: return np.zeros((len(df), 0))
     return np.column_stack([df[c].to_numpy(dtype=float) for c in columns])
 
-def replace_columns(df: pd.DataFrame, columns: list[str], values: np.ndarray) -> pd.DataFrame:
+def _replace_columns(df: pd.DataFrame, columns: list[str], values: np.ndarray) -> pd.DataFrame:
     "A new frame: `df` with `columns` replaced by the columns of `values` (one construction, not `assign`)."
     new = dict(zip(columns, values.T))
     return pd.DataFrame({c: new[c] if c in new else df[c] for c in df.columns}, index=df.index)
 
 # %% ../../nbs/60_repair.tasks.ipynb #d14a38f1
-def corrupt_imbalance(df, strength, rng):
+def _corrupt_imbalance(df, strength, rng):
     "Keep only `strength` of the rows of one class."
     cls = int(rng.integers(df.label.nunique()))
     idx = df.index[df.label == cls]
     drop = rng.choice(idx, len(idx) - max(5, int(len(idx) * strength)), replace=False)
     return df.drop(index=drop), {'class': cls, 'dropped': len(drop)}
 
-def corrupt_label_noise(df, strength, rng):
+def _corrupt_label_noise(df, strength, rng):
     "Flip `strength` of the labels to a different class."
     k = int(df.label.max()) + 1
     pos = rng.choice(len(df), int(len(df) * strength), replace=False)
@@ -139,14 +135,14 @@ def corrupt_label_noise(df, strength, rng):
     return df.assign(label=y), {'rows': sorted(map(int, df.index[pos]))}
 
 # %% ../../nbs/60_repair.tasks.ipynb #ba0d1948
-def corrupt_duplicates(df, strength, rng):
+def _corrupt_duplicates(df, strength, rng):
     "Append copies of `strength` × rows, drawn from the majority class."
     major = df.label.value_counts().idxmax()
     src = rng.choice(np.flatnonzero(df.label.to_numpy() == major), int(len(df) * strength), replace=True)
     dup = df.iloc[src].set_axis(np.arange(df.index.max() + 1, df.index.max() + 1 + len(src)))
     return pd.concat([df, dup]), {'added': len(dup), 'class': int(major)}
 
-def corrupt_logic(df, strength, rng):
+def _corrupt_logic(df, strength, rng):
     "Swap `low` and `high` in `strength` of the rows."
     pos = rng.choice(len(df), int(len(df) * strength), replace=False)
     low, high = df.low.to_numpy(copy=True), df.high.to_numpy(copy=True)
@@ -154,29 +150,29 @@ def corrupt_logic(df, strength, rng):
     return df.assign(low=low, high=high), {'rows': len(pos)}
 
 # %% ../../nbs/60_repair.tasks.ipynb #c92e7d0c
-def corrupt_outliers(df, strength, rng):
+def _corrupt_outliers(df, strength, rng):
     "Multiply one informative value by 20 in `strength` of the rows."
     pos = rng.choice(len(df), int(len(df) * strength), replace=False)
     feats = _informative(df)
-    vals = matrix(df, feats)
+    vals = _matrix(df, feats)
     vals[pos, rng.integers(len(feats), size=len(pos))] *= 20
-    return replace_columns(df, feats, vals), {'cells': len(pos)}
+    return _replace_columns(df, feats, vals), {'cells': len(pos)}
 
 # %% ../../nbs/60_repair.tasks.ipynb #9f7a31af
-def corrupt_missing(df, strength, rng):
+def _corrupt_missing(df, strength, rng):
     "Blank `strength`/2 of cells at random and, in two informative columns, their highest values."
     feats = [c for c in df.columns if c not in ('label', 'site')]
-    vals = matrix(df, feats)
+    vals = _matrix(df, feats)
     vals[rng.random(vals.shape) < strength / 2] = np.nan
     mnar = [str(c) for c in rng.choice(_informative(df), 2, replace=False)]
     for c in mnar:
         col = vals[:, feats.index(c)]
         col[(col > np.nanquantile(col, 1 - strength)) & (rng.random(len(col)) < 0.8)] = np.nan
     info = {'cells': int(np.isnan(vals).sum()), 'value_dependent': sorted(mnar)}
-    return replace_columns(df, feats, vals), info
+    return _replace_columns(df, feats, vals), info
 
 # %% ../../nbs/60_repair.tasks.ipynb #a44c9854
-def corrupt_site_flip(df, strength, rng):
+def _corrupt_site_flip(df, strength, rng):
     "In one site, shift `strength` of labels to the next class (a site that coded its labels differently)."
     k, site = int(df.label.max()) + 1, int(rng.integers(int(df.site.max()) + 1))
     rows = np.flatnonzero(df.site.to_numpy() == site)
@@ -185,7 +181,7 @@ def corrupt_site_flip(df, strength, rng):
     y[pos] = (y[pos] + 1) % k
     return df.assign(label=y), {'site': site, 'rows': len(pos)}
 
-def corrupt_unit_scale(df, factor, rng):
+def _corrupt_unit_scale(df, factor, rng):
     "In one site, one informative column recorded in other units: its values there multiplied by `factor`."
     site, column = int(rng.integers(int(df.site.max()) + 1)), str(rng.choice(_informative(df)))
     v, rows = df[column].to_numpy(dtype=float, copy=True), df.site.to_numpy() == site
@@ -194,7 +190,7 @@ def corrupt_unit_scale(df, factor, rng):
                                       'rows': int(rows.sum())}
 
 # %% ../../nbs/60_repair.tasks.ipynb #67edd170
-def corrupt_types(df, strength, rng):
+def _corrupt_types(df, strength, rng):
     "Turn both twins of one latent factor into text; `strength` of their cells become unparseable."
     pair = int(rng.integers(len(_informative(df)) // 2))
     cols, text = [f'f{2 * pair}', f'f{2 * pair + 1}'], {}
@@ -207,11 +203,11 @@ def corrupt_types(df, strength, rng):
     return df.assign(**text), {'columns': cols}
 
 # %% ../../nbs/60_repair.tasks.ipynb #f0312a61
-CORRUPTORS = {'imbalance': corrupt_imbalance, 'label_noise': corrupt_label_noise,
-              'site_flip': corrupt_site_flip,
-              'unit_scale': corrupt_unit_scale,
-              'duplicates': corrupt_duplicates, 'logic': corrupt_logic, 'outliers': corrupt_outliers,
-              'missing': corrupt_missing, 'types': corrupt_types}
+_CORRUPTORS = {'imbalance': _corrupt_imbalance, 'label_noise': _corrupt_label_noise,
+              'site_flip': _corrupt_site_flip,
+              'unit_scale': _corrupt_unit_scale,
+              'duplicates': _corrupt_duplicates, 'logic': _corrupt_logic, 'outliers': _corrupt_outliers,
+              'missing': _corrupt_missing, 'types': _corrupt_types}
 
 # %% ../../nbs/60_repair.tasks.ipynb #63873769
 def corrupt(
@@ -220,11 +216,11 @@ def corrupt(
     "Apply `corruptions` (name → strength) to a copy of `df`; return the corrupted frame and what was done."
     rng, record = np.random.default_rng([seed, 11]), {}
     for name in CORRUPTIONS:
-        if name in corruptions: df, record[name] = CORRUPTORS[name](df, corruptions[name], rng)
+        if name in corruptions: df, record[name] = _CORRUPTORS[name](df, corruptions[name], rng)
     return df, record
 
 # %% ../../nbs/60_repair.tasks.ipynb #4b0dd140
-def content_hash(df: pd.DataFrame, index: bool = False) -> str:
+def _content_hash(df: pd.DataFrame, index: bool = False) -> str:
     "SHA-256 of a frame's values, column names and dtypes (and index if `index`)."
     h = hashlib.sha256(repr(list(zip(df.columns, map(str, df.dtypes)))).encode())
     numeric = [t.kind in 'biuf' for t in df.dtypes]
@@ -237,22 +233,22 @@ def content_hash(df: pd.DataFrame, index: bool = False) -> str:
     return h.hexdigest()
 
 # %% ../../nbs/60_repair.tasks.ipynb #8d3c2094
-class Frame:
+class _Frame:
     "A data frame hashed and compared by its full content (values, dtypes, column names, row ids)."
     __slots__ = ('df', 'key')
-    def __init__(self, df: pd.DataFrame): self.df, self.key = df, content_hash(df, index=True)
+    def __init__(self, df: pd.DataFrame): self.df, self.key = df, _content_hash(df, index=True)
     def __hash__(self) -> int: return hash(self.key)
-    def __eq__(self, other) -> bool: return isinstance(other, Frame) and other.key == self.key
+    def __eq__(self, other) -> bool: return isinstance(other, _Frame) and other.key == self.key
 
 # %% ../../nbs/60_repair.tasks.ipynb #72a8a8ee
-LOGISTIC = dict(C=1.0, solver='lbfgs', tol=1e-3, max_iter=300)
+_LOGISTIC = dict(C=1.0, solver='lbfgs', tol=1e-3, max_iter=300)
 
-def make_model() -> Pipeline:
+def _make_model() -> Pipeline:
     "A fresh, unfitted copy of the task's fixed model: standardisation then logistic regression (`LOGISTIC`)."
-    return make_pipeline(StandardScaler(), LogisticRegression(**LOGISTIC))
+    return make_pipeline(StandardScaler(), LogisticRegression(**_LOGISTIC))
 
 # %% ../../nbs/60_repair.tasks.ipynb #632ad34e
-def nan_quantile(X: np.ndarray, q: float) -> np.ndarray:
+def _nan_quantile(X: np.ndarray, q: float) -> np.ndarray:
     "Each column's `q`-quantile with missing values ignored: `np.nanquantile(X, q, axis=0)` from one sort."
     if not len(X): return np.full(X.shape[1], np.nan)
     S, n = np.sort(X, axis=0), (~np.isnan(X)).sum(axis=0)
@@ -262,9 +258,9 @@ def nan_quantile(X: np.ndarray, q: float) -> np.ndarray:
     linear = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)   # numpy's linear rule, term for term
     return np.where(n > 0, linear, np.nan)
 
-def model_matrix(df: pd.DataFrame, columns: list[str], medians: np.ndarray) -> np.ndarray:
+def _model_matrix(df: pd.DataFrame, columns: list[str], medians: np.ndarray) -> np.ndarray:
     "The float matrix the model reads: `columns` of `df`, missing values filled with `medians` (per column)."
-    X = matrix(df, columns)
+    X = _matrix(df, columns)
     return np.where(np.isnan(X), medians, X)
 
 # %% ../../nbs/60_repair.tasks.ipynb #bcede8ab
@@ -287,22 +283,22 @@ class Classifier:
         "The model trained on `df`, the columns it reads (numeric, not all missing), their training medians."
         y = df.label.to_numpy(dtype=float)
         num = [c for c, t in df.dtypes.items() if c != 'label' and t.kind in 'biuf']
-        X, y = matrix(df, num)[~np.isnan(y)], y[~np.isnan(y)]
+        X, y = _matrix(df, num)[~np.isnan(y)], y[~np.isnan(y)]
         usable = ~np.isnan(X).all(axis=0)
         cols, X = [c for c, u in zip(num, usable) if u], X[:, usable]
         if not cols or len(np.unique(y)) < 2 or len(y) < 4:
             raise ValueError('the data has too few usable rows, columns or classes to train on')
-        med = nan_quantile(X, 0.5)
-        return make_model().fit(np.where(np.isnan(X), med, X), y.astype(int)), cols, med
+        med = _nan_quantile(X, 0.5)
+        return _make_model().fit(np.where(np.isnan(X), med, X), y.astype(int)), cols, med
 
 # %% ../../nbs/60_repair.tasks.ipynb #8806eb6e
 @patch
 def score(self: Classifier, df: pd.DataFrame, key: str | None = None) -> Score:
     "Train the model on `df`, score it on the held-out set (cached by `df`'s content, or by `key` if given)."
-    key = key or content_hash(df, index=True)
+    key = key or _content_hash(df, index=True)
     if (hit := self.cache.get(key)) is not None: return hit
     model, cols, med = self.fit(df)
-    pred, y = model.predict(model_matrix(self.test, cols, med)), self.y_test
+    pred, y = model.predict(_model_matrix(self.test, cols, med)), self.y_test
     per_class = {int(c): float((pred[y == c] == c).mean()) for c in np.unique(y)}
     score = Score(float((pred == y).mean()), per_class, cols)
     with self._lock:
@@ -313,7 +309,7 @@ def score(self: Classifier, df: pd.DataFrame, key: str | None = None) -> Score:
 
 # %% ../../nbs/60_repair.tasks.ipynb #b7b5e8ac
 @dataclass
-class EpisodeData:
+class _EpisodeData:
     "What one episode is built from: the task, the seed, the clean split, the corrupted copy and its record."
     task: TaskConfig
     seed: int
@@ -322,9 +318,9 @@ class EpisodeData:
     dirty: pd.DataFrame
     record: dict[str, Any] = field(default_factory=dict)
 
-def make_episode(task: str | TaskConfig, seed: int, attempt: int = 0) -> EpisodeData:
+def _make_episode(task: str | TaskConfig, seed: int, attempt: int = 0) -> _EpisodeData:
     "The data of one episode of `task` with `seed` (`attempt` redraws only the corruption)."
     cfg = get_task(task) if isinstance(task, str) else task
-    clean, test = make_clean(cfg, seed)
+    clean, test = _make_clean(cfg, seed)
     dirty, record = corrupt(clean, cfg.corruptions, seed + 7919 * attempt)
-    return EpisodeData(cfg, seed, clean, test, dirty, record)
+    return _EpisodeData(cfg, seed, clean, test, dirty, record)

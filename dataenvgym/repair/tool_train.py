@@ -10,7 +10,7 @@ from .agents import HeuristicAgent
 from .demos import SYSTEM_PROMPT
 
 # %% auto #0
-__all__ = ['tool_agent', 'tool_dataset', 'tool_grpo_train', 'tool_call', 'tool_demo', 'tool_demos', 'tool_warmup']
+__all__ = ['tool_agent', 'tool_dataset', 'tool_grpo_train', 'tool_warmup']
 
 # %% ../../nbs/70_repair.tool_train.ipynb #a0666c1c
 def tool_agent(max_length: int = 1536, **kwargs):
@@ -44,10 +44,10 @@ def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: 
     "A few GRPO steps with the environment as `environment_factory` (its return is the only reward)."
     import os
     from trl import GRPOConfig, GRPOTrainer
-    from dataenvgym.lm import device_args, output_folder
+    from dataenvgym.lm import device_args, _output_folder
     from dataenvgym.repair.gym import RepairToolEnv
     os.environ.setdefault('TRL_EXPERIMENTAL_SILENCE', '1')
-    with output_folder(output_dir, 'grpo-tools-') as out:
+    with _output_folder(output_dir, 'grpo-tools-') as out:
         args = GRPOConfig(output_dir=out, max_steps=steps,
                           per_device_train_batch_size=num_generations * per_step,
                           num_generations=num_generations, max_completion_length=max_completion_length,
@@ -59,29 +59,29 @@ def tool_grpo_train(model, tokenizer, dataset, steps: int = 2, num_generations: 
     return trainer
 
 # %% ../../nbs/70_repair.tool_train.ipynb #8a9177b7
-def tool_call(command: str) -> dict:
+def _tool_call(command: str) -> dict:
     "An assistant message that calls the `command` tool with `command`."
     return {'role': 'assistant', 'content': '', 'tool_calls': [
         {'type': 'function', 'function': {'name': 'command', 'arguments': {'message': command}}}]}
 
-def tool_demo(prompt: list[dict], task: str, seed: int, commands: tuple[str, ...]) -> list[dict]:
+def _tool_demo(prompt: list[dict], task: str, seed: int, commands: tuple[str, ...]) -> list[dict]:
     "The chat of `prompt` on episode `seed` of `task` where the assistant plays `commands` through the tool."
     from dataenvgym.repair.gym import RepairToolEnv
     env = RepairToolEnv(task)
     first = env.reset(task=task, seed=seed)
     msgs = prompt[:-1] + [{**prompt[-1], 'content': prompt[-1]['content'] + first}]   # as TRL appends it
     for cmd in commands:
-        msgs += [tool_call(cmd), {'role': 'tool', 'name': 'command', 'content': env.command(cmd)}]
+        msgs += [_tool_call(cmd), {'role': 'tool', 'name': 'command', 'content': env.command(cmd)}]
     return msgs
 
 # %% ../../nbs/70_repair.tool_train.ipynb #78e2af96
-def tool_demos(rows, commands: tuple[str, ...] = tuple(HeuristicAgent.script[:2])):
+def _tool_demos(rows, commands: tuple[str, ...] = tuple(HeuristicAgent.script[:2])):
     "SFT chats (`messages`, `tools`) for the rows of `tool_dataset`: `commands` played as tool calls."
     from datasets import Dataset
     from transformers.utils import get_json_schema
     from dataenvgym.repair.gym import RepairToolEnv
     schema = [get_json_schema(RepairToolEnv.command)]
-    return Dataset.from_list([{'messages': tool_demo(r['prompt'], r['task'], r['seed'], commands),
+    return Dataset.from_list([{'messages': _tool_demo(r['prompt'], r['task'], r['seed'], commands),
                                'tools': schema}
                               for r in rows])
 
@@ -92,4 +92,4 @@ def tool_warmup(model, tokenizer, rows, steps: int = 60, lr: float = 1e-2, batch
     from dataenvgym.lm import SFTSettings, sft_train
     settings = SFTSettings(epochs=1, max_steps=steps, batch_size=batch_size, lr=lr,
                            max_length=max_length, seed=seed)
-    return sft_train(model, tokenizer, tool_demos(rows), settings)
+    return sft_train(model, tokenizer, _tool_demos(rows), settings)

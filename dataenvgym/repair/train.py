@@ -8,69 +8,85 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.train.html.md"""
 from __future__ import annotations
 import json
 from pathlib import Path
+from typing import Annotated
 
 import torch
 from fastcore.basics import patch
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
 from ..lm import (GRPOSettings, SFTSettings, grpo_train, length_report, pretrained_agent, save_agent,
                            sft_train, tiny_agent)
 from .agents import BASELINES, plot_comparison
 from .curriculum import Curriculum
 from .demos import decision_dataset, observation_only, record_rollouts, warmup_dataset
-from .evaluation import (command_usage, divergence_summary, eval_report, eval_summary,
+from .evaluation import (_command_usage, divergence_summary, eval_report, eval_summary,
                                           evaluate_agent, paired_difference, success_rates)
 from .rollouts import EnvRollouts, plot_training
 from .tasks import TASKS
+from ..stats import parse_seeds
 
 # %% auto #0
-__all__ = ['SeedRange', 'TRAIN_CONFIGS', 'TrainConfig', 'smoke_config', 'load_agent', 'run_sft', 'run_grpo', 'run_eval']
+__all__ = ['TRAIN_CONFIGS', 'TrainConfig', 'smoke_config', 'load_agent', 'run_sft', 'run_grpo', 'run_eval']
 
 # %% ../../nbs/69_repair.train.ipynb #7029ce6c
-SeedRange = tuple[int, int]
+def _seed_block(v) -> tuple[int, int]:
+    "`'0-29'` (the package's seed syntax, inclusive) as `(0, 30)`; a `[start, stop)` pair, as older run folders wrote it."
+    if isinstance(v, str) or isinstance(v, int) and not isinstance(v, bool):
+        seeds = parse_seeds(v)
+        if seeds != list(range(seeds[0], seeds[-1] + 1)):
+            raise ValueError(f'{v!r}: a phase takes a block of consecutive seeds, like 0-29')
+        return seeds[0], seeds[-1] + 1
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        if not 0 <= v[0] < v[1]: raise ValueError(f'{list(v)}: an old-style [start, stop) pair needs 0 ≤ start < stop')
+        return tuple(v)
+    raise ValueError(f'{v!r}: write seeds like 0-29 (first and last, inclusive)')
+
+def _block_text(r: tuple[int, int]) -> str: return f'{r[0]}-{r[1] - 1}'
+
+# a block of seeds: written `0-29`, held as `range`'s `(0, 30)`
+_SeedRange = Annotated[tuple[int, int], BeforeValidator(_seed_block), PlainSerializer(_block_text, return_type=str)]
 
 # %% ../../nbs/69_repair.train.ipynb #1e13841d
 class TrainConfig(BaseModel):
     "A training run of an agent for `RepairEnv`: model, tasks, seeds of each phase, SFT and GRPO settings."
     model_config = ConfigDict(frozen=True, extra='forbid')
-    # 'tiny' (from a config, no download), a Hugging Face name or a folder
-    model: str = 'tiny'
-    use_unsloth: bool | None = None            # None: when CUDA and unsloth are there
-    tasks: list[str] = ['task_0_tutorial']     # warm-up and GRPO (without a curriculum) tasks
-    curriculum: list[str] | None = None        # GRPO levels in order
-    curriculum_window: int = 20
-    curriculum_threshold: float = 0.7
-    warmup_agents: list[str] = ['heuristic', 'oracle']
-    warmup_seeds: SeedRange = (0, 30)
-    # more warm-up episodes (on the last task) of which only the decisions after `decision_after` are kept
-    decision_seeds: SeedRange | None = None
-    decision_after: list[str] = ['inspect_groups']
-    grpo_seeds: SeedRange = (200, 300)
-    eval_seeds: SeedRange = (1000, 1050)
-    calibration_seeds: list[SeedRange] = []    # seeds a task was tuned on: never evaluated on
-    eval_on: list[str] | None = None           # evaluation tasks (None: every task in TASKS)
-    baselines: list[str] = ['random', 'heuristic', 'oracle']
-    max_turns: int = 16                        # turns an episode may take in GRPO and evaluation
-    constrained: bool = False                  # GRPO and evaluation decode only commands (`command_trie`)
-    success_bonus: float = 0.0                 # GRPO's reward: the return, plus this for a success
-    sft: SFTSettings = SFTSettings()
-    grpo: GRPOSettings = GRPOSettings()
-    threads: int | None = None                 # torch CPU threads (None: torch's default)
+    model: str = Field('tiny', description="'tiny' (built from a config, no download), a Hugging Face name or a folder.")
+    use_unsloth: bool | None = Field(None, description='Load through Unsloth; None: when CUDA and unsloth are there.')
+    tasks: list[str] = Field(['task_0_tutorial'], description='Warm-up tasks, and GRPO tasks when there is no '
+                             'curriculum.')
+    curriculum: list[str] | None = Field(None, description='GRPO levels in order (None: GRPO on `tasks`).')
+    curriculum_window: int = Field(20, description='Episodes a curriculum level is judged on.')
+    curriculum_threshold: float = Field(0.7, description='Success share over the window that moves GRPO up a level.')
+    warmup_agents: list[str] = Field(['heuristic', 'oracle'], description='Scripted agents (`BASELINES`) whose '
+                                     'episodes are the warm-up demonstrations.')
+    warmup_seeds: _SeedRange = Field((0, 30), description='Seeds of the warm-up episodes, like `0-29`.')
+    decision_seeds: _SeedRange | None = Field(None, description='More warm-up episodes (last task) of which only '
+                                              'the decisions after `decision_after` are kept.')
+    decision_after: list[str] = Field(['inspect_groups'], description='Commands whose next decision '
+                                      '`decision_seeds` keeps.')
+    grpo_seeds: _SeedRange = Field((200, 300), description='Seeds of the GRPO episodes, like `200-299`.')
+    eval_seeds: _SeedRange = Field((1000, 1050), description='Held-out evaluation seeds; must not meet any '
+                                   'other phase or `calibration_seeds`.')
+    calibration_seeds: list[_SeedRange] = Field([], description='Seeds a task was tuned on: never evaluated on.')
+    eval_on: list[str] | None = Field(None, description='Evaluation tasks (None: every task in `TASKS`).')
+    baselines: list[str] = Field(['random', 'heuristic', 'oracle'], description='Scripted agents evaluated '
+                                 'beside the trained one, on the same seeds.')
+    max_turns: int = Field(16, description='Turns an episode may take in GRPO and evaluation.')
+    constrained: bool = Field(False, description='GRPO and evaluation decode only commands (`command_trie`).')
+    success_bonus: float = Field(0.0, description="GRPO's reward: the episode's return, plus this for a success.")
+    sft: SFTSettings = Field(SFTSettings(), description='The warm-up (`SFTSettings`).')
+    grpo: GRPOSettings = Field(GRPOSettings(), description='Reinforcement learning (`GRPOSettings`).')
+    threads: int | None = Field(None, description="Torch CPU threads (None: torch's default).")
 
     @model_validator(mode='after')
     def _check(self):
-        for name in ('warmup_seeds', 'decision_seeds', 'grpo_seeds', 'eval_seeds'):
-            if getattr(self, name) is None: continue
-            a, b = getattr(self, name)
-            if not a < b: raise ValueError(f'{name} is [start, stop) with start < stop; got [{a}, {b}]')
         used = [('warmup', self.warmup_seeds), ('grpo', self.grpo_seeds),
                 *([('decision', self.decision_seeds)] if self.decision_seeds else []),
                 *[('calibration', s) for s in self.calibration_seeds]]
-        (a, b), clash = self.eval_seeds, [f'{n} [{x}, {y})' for n, (x, y) in used
-                                          if max(x, self.eval_seeds[0]) < min(y, self.eval_seeds[1])]
-        if clash: raise ValueError(f'evaluation seeds [{a}, {b}) overlap seeds this recipe trained or '
-                                   f'calibrated on: '
-                                   f'{", ".join(clash)}; evaluate on held-out seeds')
+        clash = [f'{n} {_block_text(r)}' for n, r in used
+                 if max(r[0], self.eval_seeds[0]) < min(r[1], self.eval_seeds[1])]
+        if clash: raise ValueError(f'evaluation seeds {_block_text(self.eval_seeds)} overlap seeds this recipe '
+                                   f'trained or calibrated on: {", ".join(clash)}; evaluate on held-out seeds')
         if self.eval_on == []: raise ValueError('eval_on lists no task: name some, or leave it out to '
                                                 'evaluate on every task')
         if bad := [t for t in [*self.tasks, *(self.curriculum or []),
@@ -99,8 +115,8 @@ _QWEN_GRPO = GRPOSettings(steps=100, num_generations=4, per_step=2, lr=5e-6, lor
 # %% ../../nbs/69_repair.train.ipynb #a622d679
 # where the heuristic fails: medium and hard, warmed up on observation-only demonstrators
 _MEDIUM_HARD = dict(tasks=_HARDER, curriculum=_HARDER, warmup_agents=['heuristic', 'reader'],
-                    warmup_seeds=(0, 40),
-                    grpo_seeds=(200, 400), eval_seeds=(3000, 3050), eval_on=_HARDER,
+                    warmup_seeds='0-39',
+                    grpo_seeds='200-399', eval_seeds='3000-3049', eval_on=_HARDER,
                     baselines=['random', 'heuristic', 'reader', 'oracle'], max_turns=20)
 
 # %% ../../nbs/69_repair.train.ipynb #1bddeec5
@@ -116,9 +132,9 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
     'tiny-expert': TrainConfig(tasks=['task_2_medium', 'task_4_expert'],
                                curriculum=['task_2_medium', 'task_4_expert'],
                                curriculum_window=8, curriculum_threshold=0.6, warmup_agents=['inspector'],
-                               warmup_seeds=(4000, 5200), decision_seeds=(5200, 7200),
-                               grpo_seeds=(2100, 2400), eval_seeds=(0, 40),
-                               calibration_seeds=[(1000, 1040)], eval_on=['task_4_expert', 'task_2_medium'],
+                               warmup_seeds='4000-5199', decision_seeds='5200-7199',
+                               grpo_seeds='2100-2399', eval_seeds='0-39',
+                               calibration_seeds=['1000-1039'], eval_on=['task_4_expert', 'task_2_medium'],
                                baselines=['random', 'submit', 'heuristic', 'reader', 'greedy', 'inspector',
                                           'oracle'],
                                max_turns=24, constrained=True, success_bonus=1.0,
@@ -254,7 +270,7 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
     _save_figure(plot_comparison(rows), out / 'eval.png')
     per_task = {t: success_rates([r for r in rows if r['task'] == t]) for t in c.eval_tasks}
     reference = 'heuristic' if 'heuristic' in c.baselines else next(iter(c.baselines), None)
-    summary = {'phase': 'eval', 'model': str(path), 'seeds': list(c.eval_seeds),
+    summary = {'phase': 'eval', 'model': str(path), 'seeds': _block_text(c.eval_seeds),
                'success_rate': success_rates(rows),
                'success_rate_per_task': per_task, **eval_summary(rows, reference)}
     if any(r['agent'] == 'sft' for r in rows):
@@ -263,7 +279,7 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
                                                        [r for r in rows if r['task'] == t
                                                         and r['agent'] == 'sft'])
                                   for t in c.eval_tasks}
-    summary['commands'] = command_usage(rows)
+    summary['commands'] = _command_usage(rows)
     summary['divergence'] = divergence_summary(rows)
     (out / 'eval.json').write_text(json.dumps(summary, indent=1))
     (out / 'eval.md').write_text(eval_report(summary) + '\n')

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..plotting import Explorer, figure_png, _clip, _ipywidgets, plot_style
+from ..plotting import Explorer, _figure_png, _clip, _ipywidgets, plot_style
 from .env import COMMANDS, RepairEnv, RepairObservation, parse_command
 
 # %% auto #0
@@ -181,4 +181,4 @@ def refresh(self: RepairConsole) -> None:
     with plot_style():
         fig = Figure(figsize=(5, 3.6), layout='constrained')
         self._plot_scores(*fig.subplots(2, 1, sharex=True))
-    self._plot.value = figure_png(fig)
+    self._plot.value = _figure_png(fig)

@@ -12,16 +12,15 @@ import torch
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['stack_weights', 'unstack_weights', 'grouped_logits', 'grouped_loss', 'right_padded', 'Packed', 'pack', 'packed_loss',
-           'train_grouped', 'grouped_exact_match', 'grouped_answer_prob']
+__all__ = ['pack', 'train_grouped']
 
 # %% ../../nbs/33_students.grouped.ipynb #8e5df0e8
-def stack_weights(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+def _stack_weights(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     "G same-shaped Llamas' weights as one `[G, ...]` float tensor per weight (output tied to embedding)."
     keys = [k for k in states[0] if 'rotary' not in k and k != 'lm_head.weight']
     return {k: torch.stack([s[k].detach().float() for s in states]).clone() for k in keys}
 
-def unstack_weights(weights: dict[str, torch.Tensor], g: int) -> dict[str, torch.Tensor]:
+def _unstack_weights(weights: dict[str, torch.Tensor], g: int) -> dict[str, torch.Tensor]:
     "Copy `g`'s weights as a state dict a `LlamaForCausalLM` loads (with `strict=False`)."
     return {k: v[g].clone() for k,
             v in weights.items()} | {'lm_head.weight': weights['model.embed_tokens.weight'][g].clone()}
@@ -72,7 +71,7 @@ def _decoder(weights: dict[str, torch.Tensor], ids: torch.Tensor, config, seqs: 
     return _linear(_rms_norm(x, weights['model.norm.weight'], eps), emb)
 
 # %% ../../nbs/33_students.grouped.ipynb #40e8b297
-def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) -> torch.Tensor:
+def _grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) -> torch.Tensor:
     "G copies' logits `[G, B, T, vocab]` (stacked `weights`, Llama `config`) on right-padded ids `[G, B, T]`."
     G, B, T = ids.shape
     logits = _decoder(weights, ids.reshape(G, B * T), config, lambda t: t.reshape(G * B, T, -1),
@@ -80,10 +79,10 @@ def grouped_logits(weights: dict[str, torch.Tensor], ids: torch.Tensor, config) 
     return logits.view(G, B, T, -1)
 
 # %% ../../nbs/33_students.grouped.ipynb #43c6ef20
-def grouped_loss(weights: dict[str, torch.Tensor], ids: torch.Tensor,
+def _grouped_loss(weights: dict[str, torch.Tensor], ids: torch.Tensor,
                  labels: torch.Tensor, config) -> torch.Tensor:
     "`[G]` mean cross-entropies on response tokens (label ≠ -100) of right-padded `[G, B, T]` batches."
-    logits, targets = grouped_logits(weights, ids, config)[:, :, :-1], labels[:, :, 1:]
+    logits, targets = _grouped_logits(weights, ids, config)[:, :, :-1], labels[:, :, 1:]
     return _mean_ce(logits.flatten(1, 2), targets.flatten(1))
 
 def _mean_ce(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -100,7 +99,7 @@ def _batches(examples: Sequence[list], orders: list[list[int]], gens: list, size
         out.append([ex[i] for i in orders[g][:size]]); orders[g][:size] = []
     return out
 
-def right_padded(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
+def _right_padded(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
                  width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     "Ids and labels of examples right-padded (ids: `pad_id`, labels: -100) to `width` (default: longest)."
     width = width or max(len(i) for i, _ in examples)
@@ -108,7 +107,7 @@ def right_padded(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
     return ids, torch.tensor([l + [-100] * (width - len(l)) for _, l in examples])
 
 # %% ../../nbs/33_students.grouped.ipynb #1f11c543
-class Packed(NamedTuple):
+class _Packed(NamedTuple):
     "G copies' batches packed token after token, mapped to the grid of `B` rows of `length` attention sees."
     ids: torch.Tensor          # `[G, N]`
     targets: torch.Tensor      # `[G, N]`: the next token of the same example, -100 for none
@@ -117,7 +116,7 @@ class Packed(NamedTuple):
     length: int
 
 # %% ../../nbs/33_students.grouped.ipynb #9e075e9b
-def pack(batches: list[list], pad_id: int) -> Packed:
+def pack(batches: list[list], pad_id: int) -> _Packed:
     "Each copy's `(ids, labels)` examples (equal counts) packed end to end; N: the most tokens of any copy."
     lengths = [torch.tensor([len(i) for i, _ in b]) for b in batches]
     G, B, T, N = (
@@ -134,10 +133,10 @@ def pack(batches: list[list], pad_id: int) -> Packed:
         targets[g, :n] = torch.tensor([t for _, l in b for t in l[1:] + [-100]])
         slot[g, :n] = row * T + torch.arange(n) - (lens.cumsum(0) - lens)[row]
         token[g, slot[g, :n]] = torch.arange(n)
-    return Packed(ids, targets, slot, token, T)
+    return _Packed(ids, targets, slot, token, T)
 
 # %% ../../nbs/33_students.grouped.ipynb #f8d00209
-def packed_loss(weights: dict[str, torch.Tensor], batch: Packed, config) -> torch.Tensor:
+def _packed_loss(weights: dict[str, torch.Tensor], batch: _Packed, config) -> torch.Tensor:
     "`[G]`: each copy's mean cross-entropy on its packed batch's response tokens (= `grouped_loss` padded)."
     (G, N), T = batch.ids.shape, batch.length
     def seqs(t):                 # tokens [G, N, k] -> rows [G * B, T, k], empty slots zero
@@ -169,7 +168,7 @@ def train_grouped(weights: dict[str, torch.Tensor], examples: Sequence[list], co
     gens, orders = [torch.Generator().manual_seed(settings.seed) for _ in examples], [[] for _ in examples]
     try:
         for _ in range(steps):
-            loss = packed_loss(weights, pack(_batches(examples, orders, gens,
+            loss = _packed_loss(weights, pack(_batches(examples, orders, gens,
                                                       settings.batch_size), pad_id), config)
             loss.sum().backward(); _clip_per_copy(params)
             opt.step(); sched.step(); opt.zero_grad(set_to_none=True)
@@ -184,12 +183,12 @@ def _teacher_forced(weights: dict[str, torch.Tensor], examples: list, config, pa
     "`[G, N]`: teacher-forced `grade(logits, targets)` per copy and encoded example, `chunk` examples a pass."
     G, out = next(iter(weights.values())).shape[0], []
     for s in range(0, len(examples), chunk):
-        ids, labels = right_padded(examples[s:s + chunk], pad_id)
-        out.append(grade(grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1], labels[:, 1:]))
+        ids, labels = _right_padded(examples[s:s + chunk], pad_id)
+        out.append(grade(_grouped_logits(weights, ids.expand(G, -1, -1), config)[:, :, :-1], labels[:, 1:]))
     return torch.cat(out, 1)
 
 @torch.no_grad()
-def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
+def _grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
                         chunk: int = 256) -> torch.Tensor:
     "`[G, N]`: is each copy's greedy reply to each example exactly its response + `<eos>` (teacher forced)?"
     def exact(logits, targets): return ((logits.argmax(-1) == targets) | (targets == -100)).all(-1)
@@ -197,7 +196,7 @@ def grouped_exact_match(weights: dict[str, torch.Tensor], examples: list, config
 
 # %% ../../nbs/33_students.grouped.ipynb #29dceaf2
 @torch.no_grad()
-def grouped_answer_prob(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
+def _grouped_answer_prob(weights: dict[str, torch.Tensor], examples: list, config, pad_id: int,
                         chunk: int = 256) -> torch.Tensor:
     "`[G, N]`: teacher-forced probability that each copy writes exactly each example's response + `<eos>`."
     def answer_prob(logits, targets):

@@ -21,33 +21,32 @@ from trl import SFTConfig, SFTTrainer
 
 from ..core import Datum, Task
 from ..lm import PRECISION_DTYPES, device_args, precision
-from .tiny import generate_responses, response_loss
+from .tiny import generate_responses, _response_loss
 
 # %% auto #0
-__all__ = ['DTYPES', 'ALPACA_TEMPLATE', 'device', 'load_dtype', 'placement', 'auto_batch_size', 'LoRAStudent', 'HFStudentConfig',
-           'HFStudent', 'quiet_datasets']
+__all__ = ['ALPACA_TEMPLATE', 'device', 'LoRAStudent', 'HFStudentConfig', 'HFStudent']
 
 # %% ../../nbs/31_students.hf.ipynb #4d383e86
 def device() -> str:
     "Where the Hugging Face students run: `'cuda'` when a GPU is there, else `'cpu'`."
     return 'cuda' if torch.cuda.is_available() else 'cpu'
 
-def load_dtype(where: str | None = None) -> torch.dtype:
+def _load_dtype(where: str | None = None) -> torch.dtype:
     "The dtype they load a model in (on `where`, default `device()`): the card's on a GPU, else float32."
     return PRECISION_DTYPES[precision()] if (where or device()) == 'cuda' else torch.float32
 
-DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}
+_DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}
 
 # %% ../../nbs/31_students.hf.ipynb #f63d864b
-def placement(where: str = 'auto', dtype: str = 'auto') -> tuple[str, torch.dtype]:
+def _placement(where: str = 'auto', dtype: str = 'auto') -> tuple[str, torch.dtype]:
     "Device and dtype of settings `where` ('auto', 'cpu', 'cuda') and `dtype` ('auto' or a `DTYPES` name)."
     # a GPU asked for and absent is an error
     where = device() if where == 'auto' else where
     if where == 'cuda' and not torch.cuda.is_available():
         raise ValueError("device 'cuda' asked for, but no GPU is available here")
-    return where, load_dtype(where) if dtype == 'auto' else DTYPES[dtype]
+    return where, _load_dtype(where) if dtype == 'auto' else _DTYPES[dtype]
 
-def auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: int = 256) -> int:
+def _auto_batch_size(model: torch.nn.Module, tokens: int, floor: int = 1, cap: int = 256) -> int:
     "Sequences of `tokens` tokens that fit in half the free GPU memory at once (KV caches); 16 on a CPU."
     p = next(model.parameters())
     if p.device.type != 'cuda': return 16
@@ -120,7 +119,7 @@ class HFStudent(LoRAStudent):
         )
         self.tokenizer = AutoTokenizer.from_pretrained(self.name)
         if self.tokenizer.pad_token is None: self.tokenizer.pad_token = self.tokenizer.eos_token
-        where, dtype = placement(self.config.device, self.config.dtype)
+        where, dtype = _placement(self.config.device, self.config.dtype)
         self.model = AutoModelForCausalLM.from_pretrained(self.name, dtype=dtype).to(where).eval()
         self.examples_seen, self.log_history, self.base_adapters = 0, [], []
 
@@ -133,7 +132,7 @@ class HFStudent(LoRAStudent):
 # %% ../../nbs/31_students.hf.ipynb #e1903780
 def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfig:
     "TRL's `SFTConfig` for `c` on this machine: GPU (in the card's precision) or `use_cpu`."
-    cuda = placement(c.device, c.dtype)[0] == 'cuda'
+    cuda = _placement(c.device, c.dtype)[0] == 'cuda'
     return SFTConfig(output_dir=output_dir, num_train_epochs=c.epochs, max_steps=-1 if c.steps is None
                      else c.steps,
                      per_device_train_batch_size=c.batch_size, learning_rate=c.lr,
@@ -144,7 +143,7 @@ def _sft_config(c: HFStudentConfig, output_dir: str, progress: bool) -> SFTConfi
 
 # %% ../../nbs/31_students.hf.ipynb #cd8db9b3
 @contextmanager
-def quiet_datasets(quiet: bool = True):
+def _quiet_datasets(quiet: bool = True):
     "Inside the block, no `datasets` progress bars (the trainer's dataset preparation) when `quiet`."
     was = datasets.is_progress_bar_enabled()
     if quiet: datasets.disable_progress_bars()
@@ -185,7 +184,7 @@ def fit(self: HFStudent, data: Sequence[Datum], *, from_base: bool = True,
     ds = Dataset.from_dict({'prompt': [self.prompt(d.prompt) for d in data],
                             'completion': [self.target(d, c) for d in data]})
     set_seed(c.seed)
-    with tempfile.TemporaryDirectory() as out, quiet_datasets(not progress):
+    with tempfile.TemporaryDirectory() as out, _quiet_datasets(not progress):
         trainer = SFTTrainer(model=self.model, args=_sft_config(c, out, progress), train_dataset=ds,
                              processing_class=self.tokenizer, peft_config=lora)
         if not progress: trainer.remove_callback(PrinterCallback)
@@ -200,7 +199,7 @@ def predict(self: HFStudent, tasks: Sequence[Task]) -> list[str]:
     "Greedy responses to `tasks`, in order."
     c = self.config
     bs = (
-        auto_batch_size(self.model, c.max_length + c.max_new_tokens)
+        _auto_batch_size(self.model, c.max_length + c.max_new_tokens)
         if c.predict_batch_size == 'auto'
         else c.predict_batch_size
     )
@@ -212,7 +211,7 @@ def predict(self: HFStudent, tasks: Sequence[Task]) -> list[str]:
 def loss(self: HFStudent, data: Sequence[Datum]) -> float:
     "Mean loss per response token on `data`."
     prompted = [d.model_copy(update={'prompt': self.prompt(d.prompt)}) for d in data]
-    return response_loss(self.model, self.tokenizer, prompted, self.config.max_length)
+    return _response_loss(self.model, self.tokenizer, prompted, self.config.max_length)
 
 # %% ../../nbs/31_students.hf.ipynb #382b77d4
 @patch

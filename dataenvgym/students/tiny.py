@@ -25,19 +25,18 @@ from transformers import (
 )
 
 from ..core import Datum, Task
-from .grouped import grouped_answer_prob, grouped_exact_match, stack_weights, train_grouped
+from .grouped import _grouped_answer_prob, _grouped_exact_match, _stack_weights, train_grouped
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'CHARS', 'char_tokenizer', 'encode_examples', 'collate', 'generate_responses', 'response_loss',
-           'TinyLMConfig', 'llama_config', 'SeededStudent', 'TinyLM', 'lr_factor', 'train_steps', 'train_causal_lm']
+__all__ = ['generate_responses', 'TinyLMConfig', 'SeededStudent', 'TinyLM']
 
 # %% ../../nbs/30_students.tiny.ipynb #6948ef55
-SPECIAL_TOKENS = ['<pad>', '<bos>', '<eos>', '<unk>']
-CHARS = ''.join(c for c in string.printable if c not in '\r\x0b\x0c')
+_SPECIAL_TOKENS = ['<pad>', '<bos>', '<eos>', '<unk>']
+_CHARS = ''.join(c for c in string.printable if c not in '\r\x0b\x0c')
 
-def char_tokenizer(chars: str = CHARS) -> PreTrainedTokenizerFast:
+def _char_tokenizer(chars: str = _CHARS) -> PreTrainedTokenizerFast:
     "A tokenizer: a token per character of `chars` (default printable ASCII) plus pad/bos/eos/unk specials."
-    vocab = {t: i for i, t in enumerate(SPECIAL_TOKENS + list(dict.fromkeys(chars)))}
+    vocab = {t: i for i, t in enumerate(_SPECIAL_TOKENS + list(dict.fromkeys(chars)))}
     tok = Tokenizer(models.WordLevel(vocab, unk_token='<unk>'))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r'[\s\S]'), behavior='isolated')
     tok.decoder = decoders.Fuse()
@@ -61,7 +60,7 @@ def _token_ids(tokenizer: PreTrainedTokenizerBase, texts: list[str]) -> list[lis
     return [e.ids for e in backend.encode_batch(texts)]
 
 # %% ../../nbs/30_students.tiny.ipynb #a9b6a876
-def encode_examples(tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
+def _encode_examples(tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
                     max_length: int) -> list[tuple[list[int], list[int]]]:
     "Token ids and labels of `prompt response <eos>` for each datum, the prompt masked with -100."
     prompts = _token_ids(tokenizer, [d.prompt for d in data])
@@ -73,7 +72,7 @@ def encode_examples(tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
     return out
 
 # %% ../../nbs/30_students.tiny.ipynb #77dd6780
-def collate(
+def _collate(
     examples: Sequence[tuple[list[int], list[int]]], pad_id: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     "Right-padded `(input_ids, labels)` tensors for a batch of encoded examples."
@@ -106,12 +105,12 @@ def generate_responses(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBas
 
 # %% ../../nbs/30_students.tiny.ipynb #72ecd5ba
 @torch.inference_mode()
-def response_loss(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
+def _response_loss(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, data: Sequence[Datum],
                   max_length: int, batch_size: int = 64) -> float:
     "Mean cross-entropy per response token (and `<eos>`) of `model` on `data`."
-    examples, total, count = encode_examples(tokenizer, data, max_length), 0.0, 0
+    examples, total, count = _encode_examples(tokenizer, data, max_length), 0.0, 0
     for s in range(0, len(examples), batch_size):
-        ids, labels = collate(examples[s:s + batch_size], tokenizer.pad_token_id)
+        ids, labels = _collate(examples[s:s + batch_size], tokenizer.pad_token_id)
         logits = model(input_ids=ids.to(model.device)).logits[:, :-1].float()
         targets = labels[:, 1:].to(model.device)
         total += torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction='sum').item()
@@ -128,7 +127,7 @@ class TinyLMConfig(BaseModel):
     intermediate_size: int = Field(224, description='Width of the MLP in each layer.')
     max_length: int = Field(
         128, description='Tokens (one a character) of prompt + response; longer examples lose their start.')
-    chars: str = Field(CHARS, description='The vocabulary, besides the four special tokens.')
+    chars: str = Field(_CHARS, description='The vocabulary, besides the four special tokens.')
     steps: int = Field(1000, description='Optimiser steps per `fit`, unless `epochs` is set.')
     epochs: float | None = Field(None, description='Passes over the data per `fit`; None: `steps` steps.')
     batch_size: int = Field(64, description='Examples per optimiser step.')
@@ -150,7 +149,7 @@ class TinyLMConfig(BaseModel):
         )
 
 # %% ../../nbs/30_students.tiny.ipynb #07e5eb48
-def llama_config(config: TinyLMConfig, tokenizer: PreTrainedTokenizerBase) -> LlamaConfig:
+def _llama_config(config: TinyLMConfig, tokenizer: PreTrainedTokenizerBase) -> LlamaConfig:
     "The transformers `LlamaConfig` of a `TinyLM` with `config` over `tokenizer`'s vocabulary."
     return LlamaConfig(vocab_size=len(tokenizer), hidden_size=config.hidden_size,
                        num_hidden_layers=config.layers,
@@ -197,10 +196,10 @@ class TinyLM(SeededStudent):
     "A small character-level Llama (0.26M params by default) trained fully from a seed on a CPU: a `Student`."
     def __init__(self, config: TinyLMConfig | None = None, **overrides):
         self.config = TinyLMConfig.model_validate({**(config or TinyLMConfig()).model_dump(), **overrides})
-        self.tokenizer = char_tokenizer(self.config.chars)
+        self.tokenizer = _char_tokenizer(self.config.chars)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.config.seed)
-            self.model = LlamaForCausalLM(llama_config(self.config, self.tokenizer)).eval()
+            self.model = LlamaForCausalLM(_llama_config(self.config, self.tokenizer)).eval()
         self.examples_seen, self.losses = 0, []
         self.set_base()
 
@@ -212,14 +211,14 @@ class TinyLM(SeededStudent):
         )
 
 # %% ../../nbs/30_students.tiny.ipynb #64a96efa
-def lr_factor(step: int, steps: int, warmup_steps: int, schedule: str = 'cosine') -> float:
+def _lr_factor(step: int, steps: int, warmup_steps: int, schedule: str = 'cosine') -> float:
     "The learning-rate multiplier at `step`: linear warm-up, then cosine decay to 0 at `steps` (or constant)."
     if step < warmup_steps: return (step + 1) / warmup_steps
     if schedule == 'constant': return 1.0
     return 0.5 * (1 + math.cos(math.pi * (step - warmup_steps) / max(1, steps - warmup_steps)))
 
 # %% ../../nbs/30_students.tiny.ipynb #a9dcbec9
-def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[list[int]], torch.Tensor],
+def _train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[list[int]], torch.Tensor],
                 config,
                 on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
     "Train `model` for `config.n_steps(n_examples)` steps; returns every step's loss."
@@ -227,7 +226,7 @@ def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[l
     steps, bs = config.n_steps(n_examples), config.batch_size
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: lr_factor(s, steps, config.warmup_steps, config.schedule)
+        opt, lambda s: _lr_factor(s, steps, config.warmup_steps, config.schedule)
     )
     gen, order, losses = torch.Generator().manual_seed(config.seed), [], []
     model.train()
@@ -246,22 +245,22 @@ def train_steps(model: torch.nn.Module, n_examples: int, batch_loss: Callable[[l
     return losses
 
 # %% ../../nbs/30_students.tiny.ipynb #532a749a
-def train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], list[int]]],
+def _train_causal_lm(model: PreTrainedModel, examples: Sequence[tuple[list[int], list[int]]],
                     config: TinyLMConfig,
                     pad_id: int, on_step: Callable[[int, float], None] | None = None,
                     progress: bool = True) -> list[float]:
     "Train `model` on encoded `examples` for `config.n_steps` steps; returns the loss of every step."
     def batch_loss(idx: list[int]) -> torch.Tensor:
-        ids, labels = collate([examples[i] for i in idx], pad_id)
+        ids, labels = _collate([examples[i] for i in idx], pad_id)
         return model(input_ids=ids, labels=labels).loss
-    return train_steps(model, len(examples), batch_loss, config, on_step, progress)
+    return _train_steps(model, len(examples), batch_loss, config, on_step, progress)
 
 # %% ../../nbs/30_students.tiny.ipynb #7c53d0f0
 @patch
 def _train(self: TinyLM, data: Sequence[Datum], config: TinyLMConfig, on_step, progress: bool) -> list[float]:
     "`SeededStudent.fit`'s training step: encode `data` and train the causal LM; the loss of every step."
-    examples = encode_examples(self.tokenizer, data, self.config.max_length)
-    return train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)
+    examples = _encode_examples(self.tokenizer, data, self.config.max_length)
+    return _train_causal_lm(self.model, examples, config, self.tokenizer.pad_token_id, on_step, progress)
 
 @patch
 def predict(self: TinyLM, tasks: Sequence[Task]) -> list[str]:
@@ -274,7 +273,7 @@ def predict(self: TinyLM, tasks: Sequence[Task]) -> list[str]:
 @patch
 def loss(self: TinyLM, data: Sequence[Datum]) -> float:
     "Mean loss per response token on `data`."
-    return response_loss(self.model, self.tokenizer, data, self.config.max_length)
+    return _response_loss(self.model, self.tokenizer, data, self.config.max_length)
 
 # %% ../../nbs/30_students.tiny.ipynb #6fc87043
 @patch
@@ -309,9 +308,9 @@ def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0
     if not datasets or not all(datasets): raise ValueError('fit_group needs one non-empty dataset per copy')
     config = self.fit_config({k: v for k, v in settings.items() if k != 'progress'})
     config = config.model_copy(update={'seed': config.seed + stream})
-    weights = stack_weights([self.model.state_dict()] * len(datasets))
-    examples = [encode_examples(self.tokenizer, d, self.config.max_length) for d in datasets]
-    lr_at = lambda step, steps: lr_factor(step, steps, config.warmup_steps, config.schedule)
+    weights = _stack_weights([self.model.state_dict()] * len(datasets))
+    examples = [_encode_examples(self.tokenizer, d, self.config.max_length) for d in datasets]
+    lr_at = lambda step, steps: _lr_factor(step, steps, config.warmup_steps, config.schedule)
     self.group_losses = train_grouped(weights, examples, self.model.config, config,
                                       self.tokenizer.pad_token_id,
                                       lr_at)
@@ -321,14 +320,14 @@ def fit_group(self: TinyLM, datasets: Sequence[Sequence[Datum]], stream: int = 0
 @patch
 def _grouped_inputs(self: TinyLM, weights: dict[str, torch.Tensor] | None, data: Sequence[Datum]) -> tuple:
     "`weights` (None: its own, stacked as one copy) and `data` encoded, as `students.grouped` takes them."
-    return (weights or stack_weights([self.model.state_dict()]),
-            encode_examples(self.tokenizer, data, self.config.max_length))
+    return (weights or _stack_weights([self.model.state_dict()]),
+            _encode_examples(self.tokenizer, data, self.config.max_length))
 
 @patch
 def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
                   data: Sequence[Datum]) -> torch.Tensor:
     "`[G, N]` exact-match verdicts (teacher forced) of the copies in `weights` (None: the student) on `data`."
-    return grouped_exact_match(*self._grouped_inputs(weights, data), self.model.config,
+    return _grouped_exact_match(*self._grouped_inputs(weights, data), self.model.config,
                                self.tokenizer.pad_token_id)
 
 # %% ../../nbs/30_students.tiny.ipynb #68f7d287
@@ -336,5 +335,5 @@ def group_correct(self: TinyLM, weights: dict[str, torch.Tensor] | None,
 def group_answer_prob(self: TinyLM, weights: dict[str, torch.Tensor] | None,
                       data: Sequence[Datum]) -> torch.Tensor:
     "`[G, N]` teacher-forced probabilities that copies in `weights` (None: itself) write responses exactly."
-    return grouped_answer_prob(*self._grouped_inputs(weights, data), self.model.config,
+    return _grouped_answer_prob(*self._grouped_inputs(weights, data), self.model.config,
                                self.tokenizer.pad_token_id)

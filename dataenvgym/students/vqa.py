@@ -28,21 +28,19 @@ from transformers import (AutoModelForImageTextToText, AutoProcessor, GemmaConfi
                           SiglipImageProcessorPil, SiglipVisionConfig)
 
 from ..core import Datum, Task
-from ..domains.vqa_scenes import BACKGROUND, COLORS, MATERIALS, SHAPES, SIZES
-from ..domains.vqa_questions import NUMBERS, QSUBSKILLS, YES_NO, make_task
+from ..domains.vqa_scenes import _BACKGROUND, _COLORS, _MATERIALS, _SHAPES, _SIZES
+from ..domains.vqa_questions import _NUMBERS, _QSUBSKILLS, YES_NO, make_task
 from ..domains.vqa_images import task_image
-from .hf import LoRAStudent, device, load_dtype, placement
-from .tiny import SeededStudent, train_steps
+from .hf import LoRAStudent, device, _load_dtype, _placement
+from .tiny import SeededStudent, _train_steps
 
 # %% auto #0
-__all__ = ['BASE_ANSWERS', 'PIXEL_CENTER', 'PIXEL_SCALE', 'PALETTE_HUES', 'MAX_OBJECTS', 'CROP', 'MAPS_CACHE_SIZE',
-           'PALIGEMMA_LORA_TARGETS', 'words', 'lexicon', 'VQAStudentConfig', 'standardize', 'FiLMBlock', 'VQANet',
-           'image_array', 'images_tensor', 'questions_tensor', 'object_map', 'object_boxes', 'object_maps', 'ObjectNet',
-           'make_network', 'VQAStudent', 'HFVisionStudentConfig', 'HFVisionStudent', 'tiny_paligemma']
+__all__ = ['words', 'VQAStudentConfig', 'VQANet', 'ObjectNet', 'VQAStudent', 'HFVisionStudentConfig', 'HFVisionStudent',
+           'tiny_paligemma']
 
 # %% ../../nbs/32_students.vqa.ipynb #64c209bb
-BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *NUMBERS, *SHAPES,
-                                                     *COLORS, *SIZES, *MATERIALS]))
+_BASE_ANSWERS: tuple[str, ...] = tuple(dict.fromkeys([*YES_NO, *_NUMBERS, *_SHAPES,
+                                                     *_COLORS, *_SIZES, *_MATERIALS]))
 
 def words(question: str) -> list[str]:
     "The lower-cased word tokens of `question`."
@@ -50,11 +48,11 @@ def words(question: str) -> list[str]:
 
 # %% ../../nbs/32_students.vqa.ipynb #3c1c0bfb
 @lru_cache(maxsize=1)
-def lexicon(per_level: int = 30) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _lexicon(per_level: int = 30) -> tuple[tuple[str, ...], tuple[str, ...]]:
     "The VQA domain's question words (`<pad>`, `<unk>`, then sorted) and answers (`BASE_ANSWERS` first)."
     # `BASE_ANSWERS`: the attribute words and numbers; then any other answer or option its questions use
-    rng, seen, answers = random.Random(0), set(BASE_ANSWERS), dict.fromkeys(BASE_ANSWERS)
-    for sub in QSUBSKILLS:
+    rng, seen, answers = random.Random(0), set(_BASE_ANSWERS), dict.fromkeys(_BASE_ANSWERS)
+    for sub in _QSUBSKILLS:
         for level in (1, 2, 3):
             for _ in range(per_level):
                 t = make_task(sub, level, rng)
@@ -102,14 +100,14 @@ def _coords(x: torch.Tensor) -> torch.Tensor:
     xs = torch.linspace(-1, 1, w).view(1, 1, 1, w).expand(b, 1, h, w)
     return torch.cat([x, xs, ys], 1)
 
-PIXEL_CENTER, PIXEL_SCALE = BACKGROUND[0] / 255, 4.0
+_PIXEL_CENTER, _PIXEL_SCALE = _BACKGROUND[0] / 255, 4.0
 
-def standardize(images: torch.Tensor) -> torch.Tensor:
+def _standardize(images: torch.Tensor) -> torch.Tensor:
     "Pixels in [0, 1] shifted so the scenes' grey background is 0 and scaled so colours reach about ±2."
-    return (images - PIXEL_CENTER) * PIXEL_SCALE
+    return (images - _PIXEL_CENTER) * _PIXEL_SCALE
 
 # %% ../../nbs/32_students.vqa.ipynb #6641a40e
-class FiLMBlock(nn.Module):
+class _FiLMBlock(nn.Module):
     "A strided 3×3 conv on features + coords, normalised, scaled and shifted per channel by the question."
     def __init__(self, c_in: int, c_out: int, question_dim: int):
         super().__init__()
@@ -131,7 +129,7 @@ class VQANet(nn.Module):
         self.gru = nn.GRU(c.word_dim, c.question_dim, batch_first=True)
         self.stem = nn.Sequential(nn.Conv2d(5, c.channels[0], 3, stride=2, padding=1),
                                   nn.GroupNorm(1, c.channels[0]), nn.ReLU())
-        self.blocks = nn.ModuleList(FiLMBlock(a, b, c.question_dim) for a,
+        self.blocks = nn.ModuleList(_FiLMBlock(a, b, c.question_dim) for a,
                                     b in zip(c.channels, c.channels[1:]))
         self.head = nn.Sequential(nn.Linear(2 * c.channels[-1] + c.question_dim, c.hidden), nn.ReLU(),
                                   nn.Linear(c.hidden, n_answers))
@@ -143,7 +141,7 @@ class VQANet(nn.Module):
 
     def forward(self, images: torch.Tensor, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         q = self.encode_question(ids, lengths)
-        x = self.stem(_coords(standardize(images)))
+        x = self.stem(_coords(_standardize(images)))
         for block in self.blocks: x = block(x, q)
         pooled = torch.cat([x.amax((2, 3)), x.mean((2, 3)), q], 1)
         return self.head(pooled)
@@ -151,7 +149,7 @@ class VQANet(nn.Module):
 # %% ../../nbs/32_students.vqa.ipynb #47ffd58f
 _PIXELS: dict[tuple[str, int], np.ndarray] = {}
 
-def image_array(item: Task | Datum, size: int) -> np.ndarray:
+def _image_array(item: Task | Datum, size: int) -> np.ndarray:
     "The item's image as a `(3, size, size)` uint8 array (cached by scene or file)."
     md = item.metadata
     key = (md.get('image_path') or json.dumps(md.get('scene'), sort_keys=True), size)
@@ -160,44 +158,44 @@ def image_array(item: Task | Datum, size: int) -> np.ndarray:
         _PIXELS[key] = np.asarray(task_image(item, size), dtype=np.uint8).transpose(2, 0, 1).copy()
     return _PIXELS[key]
 
-def images_tensor(items: Sequence[Task | Datum], size: int) -> torch.Tensor:
+def _images_tensor(items: Sequence[Task | Datum], size: int) -> torch.Tensor:
     "A float batch `(n, 3, size, size)` in [0, 1]."
-    return torch.from_numpy(np.stack([image_array(i, size) for i in items])).float().div_(255)
+    return torch.from_numpy(np.stack([_image_array(i, size) for i in items])).float().div_(255)
 
 # %% ../../nbs/32_students.vqa.ipynb #18554bfa
-def questions_tensor(questions: Sequence[str], vocab: dict[str, int]) -> tuple[torch.Tensor, torch.Tensor]:
+def _questions_tensor(questions: Sequence[str], vocab: dict[str, int]) -> tuple[torch.Tensor, torch.Tensor]:
     "Padded word ids and lengths of `questions` (unknown words → `<unk>`; an empty question is one `<unk>`)."
     ids = [[vocab.get(w, 1) for w in words(q)] or [1] for q in questions]
     width = max(map(len, ids))
     return torch.tensor([i + [0] * (width - len(i)) for i in ids]), torch.tensor([len(i) for i in ids])
 
 # %% ../../nbs/32_students.vqa.ipynb #8a378241
-PALETTE_HUES = rgb_to_hsv(np.array(list(COLORS.values())) / 255)[:, 0]
+_PALETTE_HUES = rgb_to_hsv(np.array(list(_COLORS.values())) / 255)[:, 0]
 
-MAX_OBJECTS, CROP = 12, 16
+_MAX_OBJECTS, _CROP = 12, 16
 
 def _hues(image: np.ndarray) -> np.ndarray:
     "Per pixel of a `(3, H, W)` float image, the index of the nearest palette hue."
-    dist = np.abs(rgb_to_hsv(np.moveaxis(image, 0, -1))[..., 0, None] - PALETTE_HUES)
+    dist = np.abs(rgb_to_hsv(np.moveaxis(image, 0, -1))[..., 0, None] - _PALETTE_HUES)
     return np.minimum(dist, 1 - dist).argmin(-1)
 
 # %% ../../nbs/32_students.vqa.ipynb #c6626379
-def object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
+def _object_map(image: np.ndarray, threshold: float = 0.04) -> np.ndarray:
     "`(H, W)` uint8 map of a `(3, H, W)` float image in [0, 1]: 0: background, k: k-th largest object region."
-    fg = np.abs(image - PIXEL_CENTER).max(0) > threshold
+    fg = np.abs(image - _PIXEL_CENTER).max(0) > threshold
     hues, out, regions = _hues(image), np.zeros(fg.shape, np.uint8), []
-    for c in range(len(PALETTE_HUES)):
+    for c in range(len(_PALETTE_HUES)):
         lab, n = ndimage.label(fg & (hues == c), structure=np.ones((3, 3), bool))
         sizes = np.bincount(lab.ravel())[1:]
         regions += [(-int(sizes[i]), c, i + 1, lab) for i in range(n) if sizes[i] >= 4]
     for k, (_, _, i, lab) in enumerate(sorted(regions,
-                                              key=lambda r: r[:3])[:MAX_OBJECTS]): out[lab == i] = k + 1
+                                              key=lambda r: r[:3])[:_MAX_OBJECTS]): out[lab == i] = k + 1
     return out
 
 # %% ../../nbs/32_students.vqa.ipynb #4c5074d3
-def object_boxes(regions: np.ndarray) -> np.ndarray:
+def _object_boxes(regions: np.ndarray) -> np.ndarray:
     "`(MAX_OBJECTS, 4)` float boxes (x0, y0, x1, y1; end exclusive) of an `object_map`'s regions; then zeros."
-    boxes = np.zeros((MAX_OBJECTS, 4), np.float32)
+    boxes = np.zeros((_MAX_OBJECTS, 4), np.float32)
     for k, (ys, xs) in enumerate(ndimage.find_objects(regions)):
         boxes[k] = xs.start, ys.start, xs.stop, ys.stop
     return boxes
@@ -205,19 +203,19 @@ def object_boxes(regions: np.ndarray) -> np.ndarray:
 _MAPS: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
 # images whose maps are kept; the cache is emptied before a batch that would overflow it
-MAPS_CACHE_SIZE = 50_000
+_MAPS_CACHE_SIZE = 50_000
 
 # %% ../../nbs/32_students.vqa.ipynb #79c2142d
-def object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _object_maps(images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "`object_map` and `object_boxes` of each image in a batch, cached by its bytes (once per session)."
     arrays = images.numpy()
     keys = [hashlib.blake2b(a.tobytes(), digest_size=16).digest() for a in arrays]
     # never mid-batch, which would drop this batch's maps
-    if len(_MAPS) + len(keys) > MAPS_CACHE_SIZE: _MAPS.clear()
+    if len(_MAPS) + len(keys) > _MAPS_CACHE_SIZE: _MAPS.clear()
     for k, a in zip(keys, arrays):
         if k not in _MAPS:
-            regions = object_map(a)
-            _MAPS[k] = regions, object_boxes(regions)
+            regions = _object_map(a)
+            _MAPS[k] = regions, _object_boxes(regions)
     return (torch.from_numpy(np.stack([_MAPS[k][0] for k in keys])).long(),
             torch.from_numpy(np.stack([_MAPS[k][1] for k in keys])))
 
@@ -246,12 +244,12 @@ class ObjectNet(nn.Module):
 @patch
 def objects(self: ObjectNet, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     "Each image's object embeddings `(B, MAX_OBJECTS, word_dim)` and which slots hold an object."
-    maps, boxes = object_maps(images)
+    maps, boxes = _object_maps(images)
     B, _, H, W = images.shape
     # a region ends right of column 0
     valid = boxes[..., 2] > 0
     bi, ki = valid.nonzero(as_tuple=True)
-    objs = torch.zeros(B, MAX_OBJECTS, self.embed.embedding_dim)
+    objs = torch.zeros(B, _MAX_OBJECTS, self.embed.embedding_dim)
     # blank pictures: nothing to look at
     if not len(bi): return objs, valid
     mask = (maps[bi] == (ki + 1).view(-1, 1, 1)).float()
@@ -264,8 +262,8 @@ def objects(self: ObjectNet, images: torch.Tensor) -> tuple[torch.Tensor, torch.
         cx / W * 2 - 1,
         cy / H * 2 - 1,
     )
-    pixels = torch.cat([standardize(images)[bi], mask.unsqueeze(1)], 1)
-    crops = F.grid_sample(pixels, F.affine_grid(theta, [len(bi), 4, CROP, CROP], align_corners=False),
+    pixels = torch.cat([_standardize(images)[bi], mask.unsqueeze(1)], 1)
+    crops = F.grid_sample(pixels, F.affine_grid(theta, [len(bi), 4, _CROP, _CROP], align_corners=False),
                           align_corners=False)
     f = self.crop_cnn(crops)
     shape = torch.stack([cx / W * 2 - 1, cy / H * 2 - 1, (x1 - x0) / W * 4, (y1 - y0) / H * 4,
@@ -296,7 +294,7 @@ def forward(self: ObjectNet, images: torch.Tensor, ids: torch.Tensor, lengths: t
     return logits + self.tie_scale * referent @ tied.T + self.mention_bonus * named
 
 # %% ../../nbs/32_students.vqa.ipynb #1003705c
-def make_network(config: VQAStudentConfig, vocab: Sequence[str], answers: Sequence[str]) -> nn.Module:
+def _make_network(config: VQAStudentConfig, vocab: Sequence[str], answers: Sequence[str]) -> nn.Module:
     "The network `config.network` names, for these words and answers."
     if config.network == 'film': return VQANet(config, len(vocab), len(answers))
     ids = {w: i for i, w in enumerate(vocab)}
@@ -310,14 +308,14 @@ class VQAStudent(SeededStudent):
         self.config = VQAStudentConfig.model_validate(
             {**(config or VQAStudentConfig()).model_dump(), **overrides}
         )
-        vocab, answers = lexicon()
+        vocab, answers = _lexicon()
         self.vocab, self.answers = list(vocab), list(answers)
         self.word_ids, self.answer_ids = {w: i for i, w in enumerate(self.vocab)}, {
             a: i for i, a in enumerate(self.answers)
         }
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.config.seed)
-            self.model = make_network(self.config, self.vocab, self.answers).eval()
+            self.model = _make_network(self.config, self.vocab, self.answers).eval()
         self.examples_seen, self.losses = 0, []
         self.set_base()
 
@@ -340,13 +338,13 @@ def _train(self: VQAStudent, data: Sequence[Datum], config: VQAStudentConfig,
            on_step, progress: bool) -> list[float]:
     "`SeededStudent.fit`'s training step: answers as classes, cross-entropy per batch; every step's loss."
     targets = _targets(self, data)
-    images = images_tensor(data, config.image_size)
-    ids, lengths = questions_tensor([d.prompt for d in data], self.word_ids)
+    images = _images_tensor(data, config.image_size)
+    ids, lengths = _questions_tensor([d.prompt for d in data], self.word_ids)
     def batch_loss(idx: list[int]) -> torch.Tensor:
         idx = torch.tensor(idx)
         width = int(lengths[idx].max())
         return F.cross_entropy(self.model(images[idx], ids[idx, :width], lengths[idx]), targets[idx])
-    return train_steps(self.model, len(data), batch_loss, config, on_step, progress)
+    return _train_steps(self.model, len(data), batch_loss, config, on_step, progress)
 
 # %% ../../nbs/32_students.vqa.ipynb #246be304
 @patch
@@ -356,8 +354,8 @@ def predict(self: VQAStudent, tasks: Sequence[Task]) -> list[str]:
     out, bs = [], self.config.predict_batch_size
     for s in range(0, len(tasks), bs):
         chunk = tasks[s:s + bs]
-        ids, lengths = questions_tensor([t.prompt for t in chunk], self.word_ids)
-        logits = self.model(images_tensor(chunk, self.config.image_size), ids, lengths)
+        ids, lengths = _questions_tensor([t.prompt for t in chunk], self.word_ids)
+        logits = self.model(_images_tensor(chunk, self.config.image_size), ids, lengths)
         out += [self.answers[i] for i in logits.argmax(1).tolist()]
     return out
 
@@ -386,13 +384,13 @@ def load(cls: VQAStudent, path: str | Path) -> VQAStudent:
         student.word_ids, student.answer_ids = {w: i for i, w in enumerate(student.vocab)}, {
             a: i for i, a in enumerate(student.answers)
         }
-        student.model = make_network(student.config, student.vocab, student.answers)
+        student.model = _make_network(student.config, student.vocab, student.answers)
     student.model.load_state_dict(load_file(path / 'model.safetensors')); student.model.eval()
     student.base_state = load_file(path / 'base.safetensors')
     return student
 
 # %% ../../nbs/32_students.vqa.ipynb #7cc0e993
-PALIGEMMA_LORA_TARGETS = (
+_PALIGEMMA_LORA_TARGETS = (
     'q_proj',
     'k_proj',
     'v_proj',
@@ -416,7 +414,7 @@ class HFVisionStudentConfig(BaseModel):
     lora_alpha: int = Field(32, description='LoRA scaling alpha.')
     lora_dropout: float = Field(0.05, description='Dropout probability of the LoRA layers.')
     target_modules: tuple[str, ...] = Field(
-        PALIGEMMA_LORA_TARGETS, description='Module names that get LoRA adapters.')
+        _PALIGEMMA_LORA_TARGETS, description='Module names that get LoRA adapters.')
     epochs: float = Field(10, description='Passes over the data per `fit`, unless `steps` is set.')
     steps: int | None = Field(None, description='Optimiser steps per `fit`; None: `epochs` passes.')
     batch_size: int = Field(16, description='Examples per optimiser step.')
@@ -462,7 +460,7 @@ class HFVisionStudent(LoRAStudent):
             raise ValueError(f'{self.name}: HFVisionStudent needs a PaliGemma-style processor (an image '
                              f'token, the answer as a '
                              f'`suffix`); got {type(self.processor).__name__}')
-        where, dtype = placement(self.config.device, self.config.dtype)
+        where, dtype = _placement(self.config.device, self.config.dtype)
         self.model = AutoModelForImageTextToText.from_pretrained(self.name, dtype=dtype).to(where).eval()
         self.losses, self.examples_seen, self.base_adapters = [], 0, []
 
@@ -514,7 +512,7 @@ def fit(self: HFVisionStudent, data: Sequence[Datum], *, from_base: bool = True,
                                                    task_type='CAUSAL_LM'))
         def batch_loss(idx: list[int]) -> torch.Tensor:
             return self.model(**self._batch([data[i] for i in idx], [data[i].response for i in idx])).loss
-        self.losses = train_steps(self.model, len(data), batch_loss, c, on_step, progress)
+        self.losses = _train_steps(self.model, len(data), batch_loss, c, on_step, progress)
     self.examples_seen = len(self.losses) * c.batch_size
     return self
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from ..core import Domain, Student, Task
 from ..domains.base import FileSplits
 from ..registry import lookup, make
-from .config import LOADERS, DomainSource, LLMSettings, RunConfig
+from .config import _LOADERS, DomainSource, LLMSettings, RunConfig
 from .envs import TeachingEnv
 from .llm import LLM, CallCache, LLMConfig
 from .llm_modules import LLMDiscoverer
@@ -23,8 +23,7 @@ from .policies import Policy
 from .presets import Preset, preset_name
 
 # %% auto #0
-__all__ = ['missing_files', 'load_splits', 'MissingKeyWarning', 'key_warning', 'build_llm', 'build_student', 'build_domain',
-           'check_student', 'preflight', 'build']
+__all__ = ['MissingKeyWarning', 'build_llm', 'build_student', 'build_domain', 'check_student', 'preflight', 'build']
 
 # %% ../../nbs/50_teaching.build.ipynb #d0ac7e47
 def _first(tasks: list[Task], n: int | None) -> list[Task]: return tasks if n is None else tasks[:n]
@@ -32,7 +31,7 @@ def _first(tasks: list[Task], n: int | None) -> list[Task]: return tasks if n is
 # %% ../../nbs/50_teaching.build.ipynb #79e68ba7
 def _paper(d: DomainSource) -> dict[str, list[Task]]:
     "DataEnvGym's split of the benchmark `d` names."
-    load = LOADERS[d.loader][1]
+    load = _LOADERS[d.loader][1]
     # val: the first `per_type` of each level × type of MATH train; test: MATH test
     if d.loader == 'math':
         seen, val = {}, []
@@ -54,20 +53,20 @@ def _paper(d: DomainSource) -> dict[str, list[Task]]:
     raise ValueError(f'the {d.loader} loader has no paper split; use split: files')
 
 # %% ../../nbs/50_teaching.build.ipynb #5dfaec1b
-def missing_files(d: DomainSource) -> list[str]:
+def _missing_files(d: DomainSource) -> list[str]:
     "The fields of `d` that name a file or folder that is not there."
     return [f for f in ('val', 'test', 'images') if getattr(d, f) and not Path(getattr(d, f)).exists()]
 
 # %% ../../nbs/50_teaching.build.ipynb #5ea7e2f1
-def load_splits(d: DomainSource) -> dict[str, list[Task]]:
+def _load_splits(d: DomainSource) -> dict[str, list[Task]]:
     "The validation and test tasks of `d`'s files (its paper split, or the files as is), `limit` of each."
     if d.source != 'files': raise ValueError('load_splits reads files; this domain draws from its generator')
-    if miss := missing_files(d):
+    if miss := _missing_files(d):
         where = ' and '.join(f'--set domain.{f}=PATH' for f in miss)
         raise FileNotFoundError('; '.join(f'no {f} {"folder" if f == "images" else "file"} '
                                           f'{getattr(d, f)}' for f in miss)
                                 + f': point {where} at your copy of the benchmark')
-    load = LOADERS[d.loader][1]
+    load = _LOADERS[d.loader][1]
     images = {'images': d.images} if d.loader in ('gqa', 'gqa-subset', 'naturalbench') else {}
     if d.loader == 'gqa' and not d.check_images: load = lambda path, images=None: _gqa_unchecked(path, images)
     try: sp = _paper(d) if d.split == 'paper' else {'val': load(d.val, **images),
@@ -88,7 +87,7 @@ def _gqa_unchecked(path, images=None):
 class MissingKeyWarning(UserWarning):
     "The environment variable that should hold the LLM's API key is not set."
 
-def key_warning(s: LLMSettings | None) -> str | None:
+def _key_warning(s: LLMSettings | None) -> str | None:
     "What is wrong with the LLM's key, if anything: its variable unset (a replayed recording needs none)."
     if s is None or s.cache_mode == 'replay' or os.environ.get(s.api_key_env): return None
     where = (f'the server at {s.base_url} gets no key (a local server needs none)' if s.base_url
@@ -100,7 +99,7 @@ def key_warning(s: LLMSettings | None) -> str | None:
 def build_llm(s: LLMSettings | None) -> LLM | None:
     "The LLM client the settings describe (None without settings); an unset key variable warns."
     if s is None: return None
-    if why := key_warning(s): warnings.warn(why, MissingKeyWarning, stacklevel=2)
+    if why := _key_warning(s): warnings.warn(why, MissingKeyWarning, stacklevel=2)
     config = LLMConfig(model=s.model, base_url=s.base_url, api_key_env=s.api_key_env, mode=s.mode,
                        temperature=s.temperature,
                        max_tokens=s.max_tokens)
@@ -124,7 +123,7 @@ def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student]
 def _file_splits(config: RunConfig, domain: Domain) -> FileSplits:
     "The files' validation and test tasks over `domain`; an empty or overlapping split errs, naming the fix."
     d = config.domain
-    sp = load_splits(d)
+    sp = _load_splits(d)
     for part, what in (('val', 'validation'), ('test', 'test')):
         if not sp[part]:
             paper = f' under the paper split of {d.loader}' if d.split == 'paper' else ''

@@ -18,8 +18,8 @@ from ..registry import lookup, registered
 from .presets import preset_name
 
 # %% auto #0
-__all__ = ['LOADERS', 'IMAGE_STUDENTS', 'PATHS', 'DomainSource', 'StudentSettings', 'LLMSettings', 'TeacherSettings', 'RunConfig',
-           'load_config', 'dump_config', 'override']
+__all__ = ['PATHS', 'DomainSource', 'StudentSettings', 'LLMSettings', 'TeacherSettings', 'RunConfig', 'load_config',
+           'dump_config', 'override']
 
 # %% ../../nbs/49_teaching.config.ipynb #b94ebfd4
 def _math(path: str | Path) -> list[Task]:
@@ -44,7 +44,7 @@ def _nb(path, images=None):
 
     return load_naturalbench(path, images)
 
-LOADERS: dict[str, tuple[str, Callable[..., list[Task]]]] = {    # name → (the domain it reads, loader)
+_LOADERS: dict[str, tuple[str, Callable[..., list[Task]]]] = {    # name → (the domain it reads, loader)
     'math': ('math', _math), 'livecodebench': ('code', _lcb), 'mnms': ('tools', _mnms),
     'gqa': ('vqa', _gqa), 'gqa-subset': ('vqa', _gqa_subset), 'naturalbench': ('vqa', _nb)}
 
@@ -52,23 +52,25 @@ LOADERS: dict[str, tuple[str, Callable[..., list[Task]]]] = {    # name → (the
 class DomainSource(BaseModel):
     "The domain and where its validation and test tasks come from."
     model_config = ConfigDict(extra='forbid')
-    name: str = 'math'                              # a registered domain
-    # the generator's (seed data, procedural data); None: the preset's
-    subskills: list[str] | None = None
-    source: Literal['generator', 'files'] = 'generator'
-    loader: str | None = None                       # files: one of LOADERS
-    # files: the validation file (paper split: e.g. MATH train, LCB release_v2)
-    val: str | None = None
-    # files: the test file (or, NaturalBench, the same file as val)
-    test: str | None = None
-    images: str | None = None                       # GQA, NaturalBench: the image folder
-    split: Literal['files', 'paper'] = 'files'
-    # paper split: MATH problems per level × type; GQA questions per type
-    per_type: int = Field(default=10, ge=1)
-    # at most this many validation and test tasks each (first in file order)
-    limit: int | None = Field(default=None, ge=1)
-    # GQA: every question's image must be in `images` (false: load anyway)
-    check_images: bool = True
+    name: str = Field('math', description='A registered domain (`math`, `code`, `tools`, `vqa`, ...).')
+    subskills: list[str] | None = Field(None,
+            description="Subskills the generator draws seed data and tasks from; None: the preset's.")
+    source: Literal['generator', 'files'] = Field('generator', description="Where validation and test tasks come "
+                                                  "from: the domain's generator, or files read by `loader`.")
+    loader: str | None = Field(None, description='Files: the loader that reads them (`math`, `livecodebench`, `mnms`, `gqa`, `naturalbench`, ...).')
+    val: str | None = Field(None,
+            description='Files: the validation file (paper split: e.g. MATH train, LCB release_v2).')
+    test: str | None = Field(None,
+            description='Files: the test file (or, NaturalBench, the same file as val).')
+    images: str | None = Field(None, description='GQA, NaturalBench: the image folder.')
+    split: Literal['files', 'paper'] = Field('files',
+            description="Files: `files` keeps each file's own split; `paper` rebuilds the paper's split.")
+    per_type: int = Field(default=10, ge=1,
+            description='Paper split: MATH problems per level × type; GQA questions per type.')
+    limit: int | None = Field(default=None, ge=1,
+            description='At most this many validation and test tasks each (first in file order).')
+    check_images: bool = Field(True,
+            description="GQA: every question's image must be in `images` (false: load anyway).")
 
     @model_validator(mode='after')
     def _check(self) -> DomainSource:
@@ -76,9 +78,9 @@ class DomainSource(BaseModel):
             raise ValueError(f'Unknown domain {self.name!r}; valid domain names: '
                              f'{", ".join(registered("domain"))}')
         if self.source == 'generator': return self
-        if self.loader not in LOADERS: raise ValueError(f'source files needs a loader; valid loaders: '
-                                                        f'{", ".join(LOADERS)}')
-        if (reads := LOADERS[self.loader][0]) != self.name:
+        if self.loader not in _LOADERS: raise ValueError(f'source files needs a loader; valid loaders: '
+                                                        f'{", ".join(_LOADERS)}')
+        if (reads := _LOADERS[self.loader][0]) != self.name:
             raise ValueError(f'the {self.loader} loader reads {reads} tasks, not {self.name} tasks: pick '
                              f'another loader or domain')
         if not self.val or not self.test: raise ValueError('source files needs val and test (files or '
@@ -86,60 +88,73 @@ class DomainSource(BaseModel):
         return self
 
 # %% ../../nbs/49_teaching.config.ipynb #af7ca4df
-IMAGE_STUDENTS = ('vqa', 'hf-vision')
+_IMAGE_STUDENTS = ('vqa', 'hf-vision')
 
 class StudentSettings(BaseModel):
     "The student: a registered kind (None: preset's), a HF name or local path for `hf`/`hf-vision`, settings."
     model_config = ConfigDict(extra='forbid')
-    kind: str | None = None
-    model: str | None = None
-    settings: dict[str, Any] = Field(default_factory=dict)   # LoRA, training, device, dtype, batch sizes ...
+    kind: str | None = Field(None, description="A registered student kind (None: the preset's).")
+    model: str | None = Field(None,
+            description='A Hugging Face name or local folder, for the `hf` and `hf-vision` kinds.')
+    settings: dict[str, Any] = Field(default_factory=dict,
+            description="The student's own settings: LoRA, training, device, dtype, batch sizes.")
 
 # %% ../../nbs/49_teaching.config.ipynb #d5e9495b
 class LLMSettings(BaseModel):
     "An OpenAI-compatible endpoint (OpenAI, vLLM, ...) and a record/replay cache of its calls."
     model_config = ConfigDict(extra='forbid')
-    model: str
-    base_url: str | None = None
-    api_key_env: str = 'OPENAI_API_KEY'
-    mode: Literal['tools', 'json', 'md_json'] = 'tools'
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    cache: str | None = None                        # a JSONL file of recorded calls
-    cache_mode: Literal['auto', 'record', 'replay'] = 'auto'
-    # a batch the checks reject whole is asked again, with the reasons
-    batch_retries: int = Field(default=1, ge=0)
+    model: str = Field(description='The model name the endpoint serves.')
+    base_url: str | None = Field(None, description='The endpoint (None: the OpenAI API).')
+    api_key_env: str = Field('OPENAI_API_KEY', description='The environment variable that holds the API key.')
+    mode: Literal['tools', 'json', 'md_json'] = Field('tools',
+            description='How structured replies are asked for: tool calls, JSON mode or JSON in markdown.')
+    temperature: float = Field(0.0, description='Sampling temperature.')
+    max_tokens: int | None = Field(None, description='Reply length cap (None: the endpoint default).')
+    cache: str | None = Field(None, description='A JSONL file of recorded calls.')
+    cache_mode: Literal['auto', 'record', 'replay'] = Field('auto',
+            description='`record` calls and saves them, `replay` answers only from the cache, `auto` replays what is there and records the rest.')
+    batch_retries: int = Field(default=1, ge=0,
+            description='A batch the checks reject whole is asked again, with the reasons.')
 
 # %% ../../nbs/49_teaching.config.ipynb #7b1f5f66
 class TeacherSettings(BaseModel):
     "Policy, engine, discovery, SKILL-TREE proposer by registered name."
     # None: the LLM's where there is one, else the procedural ones
     model_config = ConfigDict(extra='forbid')
-    policy: str = 'with-state'
-    engine: str | None = None
-    discoverer: str | None = None
-    proposer: str | None = None
-    llm: LLMSettings | None = None
+    policy: str = Field('with-state', description='A registered teaching policy.')
+    engine: str | None = Field(None,
+            description="A registered data engine (None: the LLM's where there is one, else the procedural one).")
+    discoverer: str | None = Field(None,
+            description="A registered skill discoverer (None: the LLM's on generated data, else the benchmark's labels).")
+    proposer: str | None = Field(None,
+            description="A registered SKILL-TREE proposer (None: the LLM's where there is one, else the taxonomy).")
+    llm: LLMSettings | None = Field(None, description='The LLM behind the teacher, if any.')
 
 # %% ../../nbs/49_teaching.config.ipynb #513c9504
 class RunConfig(BaseModel):
     "A teaching run: environment, domain and data, student, teacher, sizes; `gpu`: what needs a GPU."
     model_config = ConfigDict(extra='forbid')
-    about: str = ''
-    env: str = 'skill-tree'
-    preset: str = 'embedded'                        # sizes and student settings from the domain's preset
-    domain: DomainSource = Field(default_factory=DomainSource)
-    student: StudentSettings = Field(default_factory=StudentSettings)
-    teacher: TeacherSettings = Field(default_factory=TeacherSettings)
-    iterations: int | None = Field(default=None, ge=1)
-    budget: int | None = Field(default=None, ge=1)
-    # seed data from the generator; 0: start from the checkpoint
-    seed_per_subskill: int | dict[str, int] | None = None
-    fit: dict[str, Any] | None = None
-    seed_fit: dict[str, Any] | None = None
-    seed: int = 0
-    seed_cache: str | None = None
-    gpu: str | None = None                          # what needs a GPU (None: runs on a CPU)
+    about: str = Field('', description='One line on what the run is for.')
+    env: str = Field('skill-tree',
+            description='A registered teaching environment (`open-ended`, `skill-list`, `skill-tree`).')
+    preset: str = Field('embedded', description="The domain's preset that gives sizes and student settings.")
+    domain: DomainSource = Field(default_factory=DomainSource, description='The domain and its task source.')
+    student: StudentSettings = Field(default_factory=StudentSettings, description='The student.')
+    teacher: TeacherSettings = Field(default_factory=TeacherSettings, description='The teacher.')
+    iterations: int | None = Field(default=None, ge=1,
+            description="Teaching iterations an episode takes (None: the preset's).")
+    budget: int | None = Field(default=None, ge=1,
+            description="Training examples the teacher may write in an episode (None: the preset's).")
+    seed_per_subskill: int | dict[str, int] | None = Field(None,
+            description="Seed data from the generator per subskill (or a dict by subskill); 0: start from the checkpoint; None: the preset's.")
+    fit: dict[str, Any] | None = Field(None,
+            description="Overrides of the student's training settings in each iteration.")
+    seed_fit: dict[str, Any] | None = Field(None,
+            description="Overrides of the student's training settings on the seed data.")
+    seed: int = Field(0, description='The episode seed.')
+    seed_cache: str | None = Field(None,
+            description='A folder that keeps trained seed students for reuse (None: none).')
+    gpu: str | None = Field(None, description='What needs a GPU (None: runs on a CPU).')
 
     @model_validator(mode='after')
     def _check(self) -> RunConfig: _check_run(self); return self
@@ -168,7 +183,7 @@ def _check_run(c: RunConfig) -> None:
         raise ValueError(
             f'Unknown student {kind!r}; valid student names: {", ".join(registered("student"))}'
         )
-    if (c.domain.name == 'vqa') != (kind in IMAGE_STUDENTS):
+    if (c.domain.name == 'vqa') != (kind in _IMAGE_STUDENTS):
         need = (
             'an image student (vqa, hf-vision)'
             if c.domain.name == 'vqa'

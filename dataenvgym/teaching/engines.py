@@ -15,10 +15,10 @@ from ..core import Domain, Task
 from .envs import DataSpec, Generated
 
 # %% auto #0
-__all__ = ['wrong_answer', 'ProceduralEngine']
+__all__ = ['ProceduralEngine']
 
 # %% ../../nbs/42_teaching.engines.ipynb #8939a22f
-def wrong_answer(answer: str, rng: random.Random) -> str:
+def _wrong_answer(answer: str, rng: random.Random) -> str:
     "A plausible wrong answer: the last digit changed (or a digit appended)."
     if answer and answer[-1].isdigit(): return answer[:-1] + str((int(answer[-1]) + rng.randint(1, 9)) % 10)
     return answer + str(rng.randint(1, 9))
@@ -62,7 +62,7 @@ def generate(self: ProceduralEngine, specs: Sequence[DataSpec],
     rng, out = random.Random(seed), []
     for spec in specs:
         for task in self._tasks(spec, examples.get(spec.like) if spec.like else None, rng.getrandbits(32)):
-            response = wrong_answer(task.answer, rng) if rng.random() < self.error_rate else task.answer
+            response = _wrong_answer(task.answer, rng) if rng.random() < self.error_rate else task.answer
             datum = self.domain.datum(task, source='procedural', response=response,
                                       spec=spec.model_dump(exclude_defaults=True))
             out.append(Generated(task=task, datum=datum))

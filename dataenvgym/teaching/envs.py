@@ -20,7 +20,7 @@ from dataenvgym.core import (
     EvalReport,
     Student,
     Task,
-    check_choice,
+    _check_choice,
     grade_all,
     read_jsonl,
     stable_id,
@@ -39,20 +39,19 @@ from dataenvgym.teaching.skills import (
 # %% auto #0
 __all__ = ['DataSpec', 'Generated', 'Engine', 'Failure', 'TeachingObservation', 'OpenEndedObservation', 'SkillListObservation',
            'SkillTreeObservation', 'OpenEndedAction', 'SkillPlan', 'SkillListAction', 'Explore', 'Exploit',
-           'SkillTreeAction', 'ValidationGain', 'DataCost', 'default_reward', 'TeachingConfig', 'TeachingState',
-           'seed_counts', 'stable_seed', 'episode_splits', 'quality_check', 'quiet_transformers', 'TeachingEnv',
-           'OpenEndedEnv', 'spread_evenly', 'SkillListEnv', 'SkillTreeEnv']
+           'SkillTreeAction', 'TeachingConfig', 'TeachingState', 'stable_seed', 'episode_splits', 'quality_check',
+           'TeachingEnv', 'OpenEndedEnv', 'SkillListEnv', 'SkillTreeEnv']
 
 # %% ../../nbs/41_teaching.envs.ipynb #c313c3a3
 class DataSpec(BaseModel):
     "A request for `n` training examples: of a skill or subskill, at a difficulty, or like a validation task."
     model_config = ConfigDict(frozen=True, extra='forbid')
-    n: int = Field(ge=1)
-    skill: str | None = None
-    subskill: str | None = None
-    difficulty: int | None = None
-    like: str | None = None        # id of a validation task (from the observation) to imitate
-    note: str = ''                 # free text for engines that read it (an LLM engine does)
+    n: int = Field(ge=1, description='How many training examples.')
+    skill: str | None = Field(None, description='The skill they practise.')
+    subskill: str | None = Field(None, description='The subskill they practise.')
+    difficulty: int | None = Field(None, description='Their difficulty level.')
+    like: str | None = Field(None, description='Id of a validation task (from the observation) to imitate.')
+    note: str = Field('', description='Free text for engines that read it (an LLM engine does).')
 
 class Generated(BaseModel):
     "A training datum an engine wrote, with the reference task it was made from."
@@ -151,20 +150,20 @@ class SkillTreeAction(BaseModel):
     decisions: list[Annotated[Explore | Exploit, Field(discriminator='kind')]]
 
 # %% ../../nbs/41_teaching.envs.ipynb #f82d5868
-class ValidationGain(Rubric):
+class _ValidationGain(Rubric):
     "Validation accuracy now minus at the previous iteration."
     def forward(self, action, observation) -> float: return observation.history[-1] - observation.history[-2]
 
-class DataCost(Rubric):
+class _DataCost(Rubric):
     "Minus `per_example` for every example the step added."
     def __init__(self, per_example: float = 1e-4):
         super().__init__()
         self.per_example = per_example
     def forward(self, action, observation) -> float: return -self.per_example * observation.added
 
-def default_reward() -> Rubric:
+def _default_reward() -> Rubric:
     "Validation gain alone (a `WeightedSum` so that costs can be weighed in)."
-    return WeightedSum({'gain': ValidationGain()})
+    return WeightedSum({'gain': _ValidationGain()})
 
 # %% ../../nbs/41_teaching.envs.ipynb #f612914f
 class TeachingConfig(BaseModel):
@@ -200,11 +199,11 @@ class TeachingState(BaseModel):
     forest: SkillForest | None = None
 
 # %% ../../nbs/41_teaching.envs.ipynb #afae376f
-def seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
+def _seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
     "Seed-training examples per subskill: the same for all, or as the config lists them."
     n = config.seed_per_subskill
     if isinstance(n, int): return {s: n for s in domain.subskills}
-    for s in n: check_choice(s, domain.subskills, 'subskill')
+    for s in n: _check_choice(s, domain.subskills, 'subskill')
     return {s: n.get(s, 0) for s in domain.subskills}
 
 # %% ../../nbs/41_teaching.envs.ipynb #5eed5eed
@@ -229,7 +228,7 @@ def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[st
     k = len(domain.subskills)
     split = domain.splits(0, config.val_per_subskill * k, config.test_per_subskill * k, seed=seed)
     taken, train = {domain.key(t) for t in split['val'] + split['test']}, []
-    for sub, n in seed_counts(domain, config).items():
+    for sub, n in _seed_counts(domain, config).items():
         fresh = _fresh_tasks(domain, sub, n, taken, stable_seed(seed, 'seed data', sub))
         train += fresh; taken |= {domain.key(t) for t in fresh}
     return {**split, 'train': train}
@@ -268,7 +267,7 @@ def quality_check(domain: Domain, generated: Sequence[Generated], exam_prompts: 
 
 # %% ../../nbs/41_teaching.envs.ipynb #3805004d
 @contextmanager
-def quiet_transformers():
+def _quiet_transformers():
     "Silence transformers' progress bars (checkpoint writes and loads) inside the block."
     from transformers.utils import logging as hf_logging
     was = hf_logging.is_progress_bar_enabled()
@@ -294,7 +293,7 @@ class TeachingEnv:
         self.discoverer = discoverer or OracleDiscoverer()
         self.proposer = proposer or TaxonomyProposer(domain)
         self.initial_allocation = initial_allocation
-        self.reward = reward or default_reward()
+        self.reward = reward or _default_reward()
         self.seed_cache = Path(seed_cache) if seed_cache else None
         self._state, self.student, self.data, self.rejections = TeachingState(), None, [], []
 
@@ -335,12 +334,12 @@ def _seed_student(self: TeachingEnv, seed: int) -> Student:
     student = self.make_student(seed)
     where = self.seed_cache / f'seed-student-{_seed_key(self, student, seed)}' if self.seed_cache else None
     if where and where.exists():
-        with quiet_transformers(): return type(student).load(where)
+        with _quiet_transformers(): return type(student).load(where)
     student.fit(self.seed_data, from_base=True, **_quiet(self.config.seed_fit))
     student.set_base()
     if where:
         tmp = where.with_name(where.name + f'.tmp{random.getrandbits(32)}')
-        with quiet_transformers(): student.save(tmp)
+        with _quiet_transformers(): student.save(tmp)
         try: tmp.rename(where)
         except OSError: shutil.rmtree(tmp)         # another run cached the same student first
     return student
@@ -478,11 +477,11 @@ class OpenEndedEnv(TeachingEnv):
             if spec.like is not None and spec.like not in self.val_by_id:
                 raise ValueError(f'`like` names {spec.like!r}, which is not a validation task of this '
                                  f'episode')
-            if spec.skill is not None: check_choice(spec.skill, self.domain.skills, 'skill')
+            if spec.skill is not None: _check_choice(spec.skill, self.domain.skills, 'skill')
             if spec.subskill is not None:
-                check_choice(spec.subskill, self.domain.skills[spec.skill] if spec.skill
+                _check_choice(spec.subskill, self.domain.skills[spec.skill] if spec.skill
                              else self.domain.subskills, 'subskill')
-            if spec.difficulty is not None: check_choice(spec.difficulty, (1, 2, 3), 'difficulty')
+            if spec.difficulty is not None: _check_choice(spec.difficulty, (1, 2, 3), 'difficulty')
         return self._check_budget(action.specs), None
 
 # %% ../../nbs/41_teaching.envs.ipynb #d234f3c9
@@ -492,7 +491,7 @@ def _group_failures(report: EvalReport, limit: int) -> dict[str, list[Failure]]:
         if len(out.setdefault(f.skill, [])) < limit: out[f.skill].append(f)
     return out
 
-def spread_evenly(n: int, k: int) -> list[int]:
+def _spread_evenly(n: int, k: int) -> list[int]:
     "`n` split into `k` counts that differ by at most one."
     return [n // k + (i < n % k) for i in range(k)]
 
@@ -507,14 +506,14 @@ class SkillListEnv(TeachingEnv):
     def _specs(self, action: SkillListAction) -> tuple[list[DataSpec], None]:
         specs = []
         for plan in action.plans:
-            check_choice(plan.skill, self.skill_map.skills, 'skill')
-            if plan.difficulty is not None: check_choice(plan.difficulty, (1, 2, 3), 'difficulty')
+            _check_choice(plan.skill, self.skill_map.skills, 'skill')
+            if plan.difficulty is not None: _check_choice(plan.difficulty, (1, 2, 3), 'difficulty')
             if plan.n == 0: continue
             if bad := [i for i in plan.like if i not in self.val_by_id]:
                 raise ValueError(f'`like` names {bad[0]!r}, which is not a validation task of this episode')
             if not plan.like: specs += self._skill_specs(plan); continue
             specs += [DataSpec(n=k, like=i, difficulty=plan.difficulty) for i,
-                      k in zip(plan.like, spread_evenly(plan.n, len(plan.like))) if k]
+                      k in zip(plan.like, _spread_evenly(plan.n, len(plan.like))) if k]
         return self._check_budget(specs), None
 
     def _skill_specs(self, plan: SkillPlan) -> list[DataSpec]:
@@ -526,7 +525,7 @@ class SkillListEnv(TeachingEnv):
         rng = random.Random(stable_seed(self._state.seed, self._state.iteration, plan.skill))
         chosen = rng.sample(members, min(plan.n, len(members)))
         return [DataSpec(n=k, like=i, difficulty=plan.difficulty) for i,
-                k in zip(chosen, spread_evenly(plan.n, len(chosen)))]
+                k in zip(chosen, _spread_evenly(plan.n, len(chosen)))]
 
 # %% ../../nbs/41_teaching.envs.ipynb #31482752
 class SkillTreeEnv(TeachingEnv):
@@ -551,7 +550,7 @@ class SkillTreeEnv(TeachingEnv):
         forest = self._state.forest
         for d in action.decisions:
             if isinstance(d, Explore):
-                new = self.proposer.propose(forest, check_choice(d.skill, forest.skills, 'skill'), d.n)
+                new = self.proposer.propose(forest, _check_choice(d.skill, forest.skills, 'skill'), d.n)
                 if not new: raise ValueError(f'no new subskills to explore under {d.skill!r}')
                 forest = forest.explore(d.skill, new, d.allocation)
             else: forest = forest.exploit({d.skill: d.deltas})

@@ -12,16 +12,16 @@ from pydantic import BaseModel
 
 from ..core import Domain
 from ..registry import lookup
-from .build import build_domain, missing_files
+from .build import build_domain, _missing_files
 from .config import RunConfig
 from .llm import PRICES
 from .presets import Preset, preset_name
 
 # %% auto #0
-__all__ = ['REPLY_TOKENS', 'PAPER_SIZES', 'Estimate', 'estimate', 'estimate_table']
+__all__ = ['Estimate', 'estimate', 'estimate_table']
 
 # %% ../../nbs/52_teaching.estimate.ipynb #be0c44de
-REPLY_TOKENS = {'math': 180, 'code': 300, 'tools': 50, 'vqa': 30}   # completion tokens per item an LLM writes
+_REPLY_TOKENS = {'math': 180, 'code': 300, 'tools': 50, 'vqa': 30}   # completion tokens per item an LLM writes
 
 class Estimate(BaseModel):
     "What a run will do: LLM calls and tokens per module, the estimated cost, student fits and evaluations."
@@ -37,7 +37,7 @@ class Estimate(BaseModel):
     files_read: bool = True                     # False: the benchmark files are not there; the paper's sizes
 
 # %% ../../nbs/52_teaching.estimate.ipynb #e2ec756e
-PAPER_SIZES = {'math': (350, 5000), 'livecodebench': (111, 400), 'mnms': (683, 882), 'gqa': (500, 500),
+_PAPER_SIZES = {'math': (350, 5000), 'livecodebench': (111, 400), 'mnms': (683, 882), 'gqa': (500, 500),
                'naturalbench': (204, 200)}
 
 # %% ../../nbs/52_teaching.estimate.ipynb #8a82bf1c
@@ -48,8 +48,8 @@ def _sizes(
     # not read: the paper's sizes
     d = config.domain
     # not there yet: the paper's sizes, MATH prompts
-    if d.source == 'files' and domain is None and (not read or missing_files(d)):
-        n_val, n_test = PAPER_SIZES.get(d.loader, (500, 500))
+    if d.source == 'files' and domain is None and (not read or _missing_files(d)):
+        n_val, n_test = _PAPER_SIZES.get(d.loader, (500, 500))
         return min(n_val, d.limit or n_val), min(n_test, d.limit or n_test), 7, 60, False
     if d.source == 'files': val, test = (dom := domain if domain is not None
                                          else build_domain(config)).val, dom.test
@@ -85,7 +85,7 @@ def estimate(config: RunConfig, domain: Domain | None = None, read: bool = True)
                                                              iters * (600 + 40 * min(60, n_val)), iters * 250)
         if config.engine == 'llm':
             specs = min(budget, max(skills, 1) * (2 if config.env == 'skill-tree' else 1))
-            calls, out = math.ceil(1.25 * specs) * iters, REPLY_TOKENS[config.domain.name] * budget * iters
+            calls, out = math.ceil(1.25 * specs) * iters, _REPLY_TOKENS[config.domain.name] * budget * iters
             rows['engine'] = (calls, calls * (350 + 3 * per_task), out)
             # two independent solutions of every free-form problem
             if files and config.domain.name == 'math':

@@ -18,21 +18,21 @@ from .envs import TeachingEnv, quality_check, stable_seed
 from .train import PlanRollouts, plan_action, plan_text
 
 # %% auto #0
-__all__ = ['FAST_FIT', 'GRADES', 'GroupStep', 'play', 'FastPlanRollouts']
+__all__ = ['play', 'FastPlanRollouts']
 
 # %% ../../nbs/53_teaching.fast.ipynb #5593d980
-FAST_FIT = {'steps': 16, 'warmup_steps': 2, 'lr': 1e-3, 'schedule': 'constant'}
+_FAST_FIT = {'steps': 16, 'warmup_steps': 2, 'lr': 1e-3, 'schedule': 'constant'}
 # what a copy is graded by: the probability of the exact answer, or exact match
-GRADES = ('answer_prob', 'accuracy')
+_GRADES = ('answer_prob', 'accuracy')
 
 
 # %% ../../nbs/53_teaching.fast.ipynb #8a16182b
-class GroupStep:
+class _GroupStep:
     "A SKILL-LIST step for plans from one seed student: students as one batched model, common randomness."
     def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1,
                  grade: Literal['answer_prob', 'accuracy'] = 'answer_prob', keep_seeds: int = 32):
-        if grade not in GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(GRADES)}')
-        self.env, self.fit, self.penalty, self.grade, self.seed = env, {**env.config.fit, **FAST_FIT,
+        if grade not in _GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(_GRADES)}')
+        self.env, self.fit, self.penalty, self.grade, self.seed = env, {**env.config.fit, **_FAST_FIT,
                                                                         **(fit or {})}, penalty, grade, None
         # seed -> (the env's attributes after reset, val, budget, base)
         self.keep_seeds, self._starts = keep_seeds, {}
@@ -68,7 +68,7 @@ class GroupStep:
         return self.base
 
 # %% ../../nbs/53_teaching.fast.ipynb #2737bf9d
-def _plan_data(self: GroupStep, plan: str, stream: int = 0) -> list[Datum] | str:
+def _plan_data(self: _GroupStep, plan: str, stream: int = 0) -> list[Datum] | str:
     "What the student trains on for `plan` (as `TeachingEnv.step` makes it), or why the env refuses it."
     env, seed = self.env, self.seed
     try: specs, _ = env._specs(env._parse(plan_action(plan, self.budget)))
@@ -79,10 +79,10 @@ def _plan_data(self: GroupStep, plan: str, stream: int = 0) -> list[Datum] | str
     kept, _ = quality_check(env.domain, generated, env.exam_prompts)
     return env._training_data(kept) if kept else 'no data kept'
 
-GroupStep._plan_data = _plan_data
+_GroupStep._plan_data = _plan_data
 
 # %% ../../nbs/53_teaching.fast.ipynb #04ebdf17
-def play(self: GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> list[dict]:
+def play(self: _GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> list[dict]:
     "Each plan's step from `seed`'s student at once: `reward` (gain, or penalty), `played`, `error`."
     # gain: of the validation grade; penalty: if refused
     base, t0 = self.start(seed), time.perf_counter()
@@ -100,7 +100,7 @@ def play(self: GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> l
                 {'reward': (g := round(next(gains), 6)), 'env_reward': g})} for p, d in zip(plans, data)]
 
 # %% ../../nbs/53_teaching.fast.ipynb #88bae8eb
-GroupStep.play = play
+_GroupStep.play = play
 
 # %% ../../nbs/53_teaching.fast.ipynb #f584fe7e
 class FastPlanRollouts(PlanRollouts):
@@ -108,7 +108,7 @@ class FastPlanRollouts(PlanRollouts):
     def __init__(self, env: TeachingEnv, seeds: Sequence[int], fit: dict | None = None,
                  grade: str = 'answer_prob', **kwargs):
         super().__init__(env, seeds, **kwargs)
-        self.group = GroupStep(env, fit, self.penalty, grade)
+        self.group = _GroupStep(env, fit, self.penalty, grade)
 
     def play_all(self, seeds: Sequence[int], plans: Sequence[str], step: int = 0) -> list[dict]:
         "The plans of each seed played as one group, log rows in the order given."

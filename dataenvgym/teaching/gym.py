@@ -13,10 +13,10 @@ from gymnasium import spaces
 from .. import registry
 
 # %% auto #0
-__all__ = ['CHARSET', 'TeachingGymEnv']
+__all__ = ['TeachingGymEnv']
 
 # %% ../../nbs/54_teaching.gym.ipynb #01b6cdb4
-CHARSET = ''.join(sorted(set(string.printable)))
+_CHARSET = ''.join(sorted(set(string.printable)))
 
 def _action(text: str) -> Any:
     "The action a text holds: its JSON, or the text itself (which the environment then refuses)."
@@ -35,8 +35,8 @@ class TeachingGymEnv(gym.Env):
             max_chars,
             render_mode,
         )
-        self.observation_space = spaces.Text(max_length=max_chars, min_length=0, charset=CHARSET)
-        self.action_space = spaces.Text(max_length=max_chars, min_length=1, charset=CHARSET)
+        self.observation_space = spaces.Text(max_length=max_chars, min_length=0, charset=_CHARSET)
+        self.action_space = spaces.Text(max_length=max_chars, min_length=1, charset=_CHARSET)
         self._last = ''
 
     def _out(self, obs) -> tuple[str, dict]:

@@ -8,106 +8,23 @@ Docs: https://dataenvgym.github.io/dataenvgym/teaching.llm.html.md"""
 from __future__ import annotations
 import json, os, threading
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core import stable_id
+from ..llm import (PRICES, CallCache, LLMConfig, LLMError, ReplayMiss, ScriptedServer,
+                            _make_client)
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PRICES', 'Reply', 'LLMConfig', 'LLMError', 'ReplayMiss', 'make_client', 'call_key', 'CallCache', 'Usage', 'Meter',
-           'usage_table', 'LLM', 'completion_body', 'ScriptedServer']
-
-# %% ../../nbs/44_teaching.llm.ipynb #d3fdeb7d
-class LLMConfig(BaseModel):
-    "Where the model is and how to sample it; the key is read from the environment variable `api_key_env`."
-    model_config = ConfigDict(frozen=True, extra='forbid')
-    model: str = Field(description='The model name the endpoint serves.')
-    base_url: str | None = Field(
-        None, description='OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM); None: OpenAI.')
-    api_key_env: str = Field('OPENAI_API_KEY', description='Environment variable holding the API key.')
-    azure_endpoint: str | None = Field(
-        None, description='Azure OpenAI endpoint (set `api_version` too); None: not Azure.')
-    api_version: str | None = Field(None, description='Azure OpenAI API version.')
-    mode: Literal['tools', 'json', 'md_json'] = Field(
-        'tools', description="How instructor asks for structure: tool calls, JSON mode, JSON in markdown.")
-    temperature: float = Field(0.0, description='Sampling temperature.')
-    top_p: float = Field(1.0, description='Nucleus sampling: the probability mass sampled from.')
-    max_tokens: int | None = Field(None, description="Most tokens in a reply; None: the endpoint's default.")
-    http_retries: int = Field(
-        3, description='Retries on HTTP 429/5xx and connection errors, with back-off.')
-    validation_retries: int = Field(2, description='Re-asks when a reply does not fit the schema.')
-    timeout: float = Field(60.0, description='Seconds a request may take.')
-
-    def sampling(self) -> dict[str, Any]:
-        "The settings that change what the model says (part of every cache key)."
-        return {'mode': self.mode, 'temperature': self.temperature, 'top_p': self.top_p,
-                'max_tokens': self.max_tokens}
-
-# %% ../../nbs/44_teaching.llm.ipynb #f625af15
-class LLMError(RuntimeError):
-    "A call that failed for good: names the model, the schema and the last error."
-
-class ReplayMiss(LLMError):
-    "A replay-mode call whose key is not in the recording."
-
-# %% ../../nbs/44_teaching.llm.ipynb #4fa6fdc1
-def make_client(config: LLMConfig):
-    "The `openai` client for `config` (Azure when `azure_endpoint` is set)."
-    import openai
-    key = os.environ.get(config.api_key_env)
-    if key is None and (config.base_url is None or config.azure_endpoint):
-        raise LLMError(f'{config.model}: no API key; set the environment variable {config.api_key_env} '
-                       '(a local server given by base_url needs none)')
-    common = dict(api_key=key or 'not-needed', max_retries=config.http_retries, timeout=config.timeout)
-    if config.azure_endpoint:
-        return openai.AzureOpenAI(azure_endpoint=config.azure_endpoint,
-                                  api_version=config.api_version, **common)
-    return openai.OpenAI(base_url=config.base_url, **common)
+__all__ = ['Usage', 'Meter', 'LLM']
 
 # %% ../../nbs/44_teaching.llm.ipynb #c1b2eca2
-def call_key(config: LLMConfig, schema: type[BaseModel], messages: Sequence[dict]) -> str:
+def _call_key(config: LLMConfig, schema: type[BaseModel], messages: Sequence[dict]) -> str:
     "The cache key of a call."
     return stable_id(config.model, list(messages), schema.model_json_schema(), config.sampling(), n=32)
-
-# %% ../../nbs/44_teaching.llm.ipynb #3e5becdd
-class CallCache:
-    "Calls recorded in a JSONL file: `mode` is 'replay', 'record' or 'auto'."
-    def __init__(self, path: str | Path, mode: Literal['replay', 'record', 'auto'] = 'auto'):
-        if mode not in ('replay', 'record', 'auto'):
-            raise ValueError(f"mode must be 'replay', 'record' or 'auto', got {mode!r}")
-        self.path, self.mode, self.entries = Path(path), mode, {}
-        if self.path.exists():
-            for i, line in enumerate(self.path.read_text(encoding='utf-8').splitlines(), 1):
-                if not line.strip(): continue
-                try: e = json.loads(line); self.entries[e['key']] = e
-                except (json.JSONDecodeError, KeyError, TypeError) as err:
-                    raise ValueError(f'{self.path}, line {i}: not a recorded call ({err})') from None
-        elif mode == 'replay': raise FileNotFoundError(f'No recording at {self.path} to replay')
-        self._lock = threading.Lock()
-
-    def __len__(self): return len(self.entries)
-    def __repr__(self): return f'CallCache({str(self.path)!r}, mode={self.mode!r}, {len(self)} calls)'
-
-    def get(self, key: str) -> dict | None:
-        "The recorded entry for `key`, unless this cache only records."
-        return None if self.mode == 'record' else self.entries.get(key)
-
-    def put(self, entry: dict) -> None:
-        "Record `entry` (a dict with a `key`)."
-        line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + '\n'
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open('a', encoding='utf-8') as f: f.write(line); f.flush()
-            self.entries[entry['key']] = entry
-
-# %% ../../nbs/44_teaching.llm.ipynb #a612a240
-PRICES: dict[str, tuple[float, float]] = {'gpt-4o': (2.50, 10.00), 'gpt-4o-mini': (0.15, 0.60),
-                                          'gpt-4.1': (2.00, 8.00),
-                                          'gpt-4.1-mini': (0.40, 1.60)}
 
 # %% ../../nbs/44_teaching.llm.ipynb #c62478d5
 class Usage(BaseModel):
@@ -149,7 +66,7 @@ class Meter:
     def __repr__(self): return f'Meter({sum(r.calls for r in self.rows.values())} calls)'
 
 # %% ../../nbs/44_teaching.llm.ipynb #b05c222e
-def usage_table(rows: Sequence[Usage], prices: dict[str, tuple[float, float]] | None = None) -> str:
+def _usage_table(rows: Sequence[Usage], prices: dict[str, tuple[float, float]] | None = None) -> str:
     "A markdown table of tokens and estimated cost per module (summed over iterations), with a total."
     by: dict[tuple[str, str], Usage] = {}
     for r in rows:
@@ -185,12 +102,12 @@ class LLM:
             import instructor
             modes = {'tools': instructor.Mode.TOOLS, 'json': instructor.Mode.JSON,
                      'md_json': instructor.Mode.MD_JSON}
-            self._client = instructor.from_openai(make_client(self.config), mode=modes[self.config.mode])
+            self._client = instructor.from_openai(_make_client(self.config), mode=modes[self.config.mode])
         return self._client
 
     def ask(self, schema: type[BaseModel], messages: Sequence[dict], *, module: str) -> BaseModel:
         "A validated `schema` object answering `messages`; `module` names the caller in the meter."
-        key = call_key(self.config, schema, messages)
+        key = _call_key(self.config, schema, messages)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             self.meter.add(module, self.config.model, hit['prompt_tokens'],
                            hit['completion_tokens'], replayed=True)
@@ -242,72 +159,3 @@ def _http_error(what: str, e: Exception, c: LLMConfig) -> LLMError:
     return LLMError(f'{what}: request failed after {c.http_retries} retries '
                     f'({f"HTTP {status}" if status else type(e).__name__}): '
                     f'{getattr(e, "message", e)}')
-
-# %% ../../nbs/44_teaching.llm.ipynb #bb0367d6
-Reply = str | dict[str, Any]
-
-# %% ../../nbs/44_teaching.llm.ipynb #5fb7d890
-def completion_body(request: dict, reply: Reply, n: int) -> dict:
-    "An OpenAI chat-completion response to `request` carrying `reply`."
-    msg: dict[str, Any] = {'role': 'assistant', 'content': None}
-    if isinstance(reply, str): msg['content'] = reply
-    else:
-        tool = (request.get('tools') or [{'function': {'name': 'reply'}}])[0]['function']['name']
-        msg['tool_calls'] = [{'id': f'call_{n}', 'type': 'function',
-                              'function': {'name': tool, 'arguments': json.dumps(reply['arguments'])}}]
-    out = msg['content'] or msg['tool_calls'][0]['function']['arguments']
-    pt, ct = len(json.dumps(request.get('messages', []))) // 4, max(1, len(out) // 4)
-    return {'id': f'chatcmpl-{n}', 'object': 'chat.completion', 'created': 0,
-            'model': request.get('model', ''),
-            'choices': [{'index': 0, 'message': msg, 'finish_reason': 'tool_calls'
-                         if msg.get('tool_calls') else 'stop'}],
-            'usage': {'prompt_tokens': pt, 'completion_tokens': ct, 'total_tokens': pt + ct}}
-
-# %% ../../nbs/44_teaching.llm.ipynb #4e0a7aee
-class ScriptedServer:
-    "A chat-completions server on 127.0.0.1 answering from `script` (a list of replies or a request → reply)."
-    def __init__(self, script: Sequence[Reply] | Callable[[dict], Reply]):
-        self.script, self.requests, self._i = script, [], 0
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args): pass
-            def do_POST(self):
-                try:
-                    request = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))))
-                except json.JSONDecodeError:
-                    return self._send(400, {'error': {'message': 'body is not JSON'}})
-                if not self.path.endswith('/chat/completions'):
-                    return self._send(404, {'error': {'message': f'no route {self.path}'}})
-                status, body = server._answer(request)
-                self._send(status, body)
-            def _send(self, status: int, body: dict):
-                data = json.dumps(body).encode()
-                self.send_response(status); self.send_header('Content-Type', 'application/json')
-                self.send_header('Content-Length', str(len(data))); self.end_headers(); self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.url = f'http://127.0.0.1:{self.httpd.server_address[1]}/v1'
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def _answer(self, request: dict) -> tuple[int, dict]:
-        self.requests.append(request)
-        if callable(self.script): reply = self.script(request)
-        elif self._i < len(self.script): reply = self.script[self._i]
-        else: reply = {'status': 500, 'message': 'the script has no more replies'}
-        self._i += 1
-        if isinstance(reply, dict) and reply.get('status', 200) != 200:
-            return reply['status'], {
-                'error': {
-                    'message': reply.get('message', f'scripted HTTP {reply["status"]}'),
-                    'type': 'scripted',
-                }
-            }
-        return 200, completion_body(request, reply, self._i)
-
-    def config(self, **kwargs) -> LLMConfig:
-        "An `LLMConfig` pointing at this server (model 'scripted' unless given)."
-        return LLMConfig(**{'model': 'scripted', 'base_url': self.url, **kwargs})
-
-    def __enter__(self) -> ScriptedServer: self._thread.start(); return self
-    def __exit__(self, *exc): self.httpd.shutdown(); self.httpd.server_close()

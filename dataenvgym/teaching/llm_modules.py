@@ -22,11 +22,8 @@ from .llm import LLM, LLMError
 from .skills import SkillForest, SkillMap
 
 # %% auto #0
-__all__ = ['ENGINE_SYSTEM', 'ENGINE_PROMPT', 'CHECKED_PROMPT', 'SOLVE_PROMPT', 'PROPOSER_PROMPT', 'POLICY_PROMPT', 'LIST_PROMPT',
-           'OPEN_PROMPT', 'LABEL_PROMPT', 'GROUP_PROMPT', 'ASSIGN_PROMPT', 'Item', 'Items', 'LLMEngine', 'Solution',
-           'Solutions', 'SubskillNames', 'LLMProposer', 'planned_total', 'LLMPolicy', 'LLMTreePolicy',
-           'ask_within_budget', 'LLMListPolicy', 'LLMOpenPolicy', 'Label', 'Labels', 'Category', 'Categories',
-           'LLMDiscoverer']
+__all__ = ['Item', 'Items', 'LLMEngine', 'Solution', 'Solutions', 'SubskillNames', 'LLMProposer', 'LLMPolicy', 'LLMTreePolicy',
+           'LLMListPolicy', 'LLMOpenPolicy', 'Label', 'Labels', 'Category', 'Categories', 'LLMDiscoverer']
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #b2e20bba
 class Item(BaseModel):
@@ -38,12 +35,12 @@ class Items(BaseModel):
     "Training examples."
     items: list[Item]
 
-ENGINE_SYSTEM = ('You write practice problems for a small student model. Every problem must be in the same '
+_ENGINE_SYSTEM = ('You write practice problems for a small student model. Every problem must be in the same '
                  'format as '
                  'the examples (no extra words), with the exact final answer only (no working).')
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #e2549e32
-ENGINE_PROMPT = '''Write exactly {n} new, different problems.
+_ENGINE_PROMPT = '''Write exactly {n} new, different problems.
 skill: {skill}
 subskill: {subskill}
 difficulty: {difficulty} (1 easy, 2 medium, 3 hard)
@@ -126,11 +123,11 @@ def _ask(self: LLMEngine, spec: DataSpec, like: Task | None, seed: int) -> list[
         missing = spec.n - len(got)
         if missing <= 0: break
         existing = ('\nAlready written (do not repeat):\n' + '\n'.join(got)) if got else ''
-        prompt = ENGINE_PROMPT.format(n=missing, skill=spec.skill or (like.skill if like else ''),
+        prompt = _ENGINE_PROMPT.format(n=missing, skill=spec.skill or (like.skill if like else ''),
                                       subskill=spec.subskill or (like.subskill if like else ''),
                                       difficulty=spec.difficulty or (like.difficulty if like else 'any'),
                                       examples=style, note=note, existing=existing)
-        reply = self.llm.ask(Items, [{'role': 'system', 'content': ENGINE_SYSTEM},
+        reply = self.llm.ask(Items, [{'role': 'system', 'content': _ENGINE_SYSTEM},
                                      {'role': 'user', 'content': prompt}], module=self.module)
         for it in reply.items:
             if len(got) < spec.n and it.prompt.strip() and it.prompt not in got: got[it.prompt] = it
@@ -193,7 +190,7 @@ def generate(self: LLMEngine, specs: Sequence[DataSpec],
     return out
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #5e4d43b4
-CHECKED_PROMPT = '''Write exactly {n} new, different training items.
+_CHECKED_PROMPT = '''Write exactly {n} new, different training items.
 skill: {skill}
 subskill: {subskill}
 difficulty: {difficulty} (1 easy, 2 medium, 3 hard)
@@ -212,7 +209,7 @@ class Solutions(BaseModel):
     "Independent solutions, by problem index."
     solutions: list[Solution]
 
-SOLVE_PROMPT = '''\
+_SOLVE_PROMPT = '''\
 Solve each numbered problem on your own (attempt {k}). For each give a short worked solution ending in
 "The final answer is X." and the final answer X alone.
 {problems}'''
@@ -256,7 +253,7 @@ def _checked(self: LLMEngine, spec: DataSpec, like: Task | None, style: list[Tas
         existing = ('\nAlready written (do not repeat):\n' + '\n'.join(p[:120] for p in got)) if got else ''
         existing += ('\nRejected by the checks (write '
                      'others):\n' + '\n'.join(refused[-10:])) if refused else ''
-        prompt = CHECKED_PROMPT.format(n=missing, skill=skill, subskill=sub, difficulty=level,
+        prompt = _CHECKED_PROMPT.format(n=missing, skill=skill, subskill=sub, difficulty=level,
                                        guide=self.domain.llm_guide,
                                        examples=_task_lines(style), note=note, existing=existing)
         items = self.llm.ask(schema, [{'role': 'user', 'content': prompt}], module=self.module).items
@@ -282,7 +279,7 @@ def _agreed(self: LLMEngine, pairs: list[tuple[Task, str]]) -> list[tuple[Task, 
     todo = [i for i, (t, _) in enumerate(pairs) if t.metadata.get('needs_agreement')]
     votes = dict.fromkeys(todo, 0)
     for k in range(self.samples if todo else 0):
-        text = SOLVE_PROMPT.format(k=k + 1,
+        text = _SOLVE_PROMPT.format(k=k + 1,
                                    problems='\n'.join(f'{n}. {pairs[i][0].prompt}' for n,
                                                       i in enumerate(todo)))
         for s in self.llm.ask(Solutions, [{'role': 'user', 'content': text}], module=self.module).solutions:
@@ -301,7 +298,7 @@ class SubskillNames(BaseModel):
     "New subskill names (snake_case)."
     names: list[str]
 
-PROPOSER_PROMPT = '''A student is learning the skill "{skill}". Its subskills so far: {present}.
+_PROPOSER_PROMPT = '''A student is learning the skill "{skill}". Its subskills so far: {present}.
 Name up to {k} further subskills of "{skill}" a student should practise, \
 as short snake_case names, none of the above.'''
 
@@ -322,14 +319,14 @@ class LLMProposer:
         if n < 0: raise ValueError(f'n must be >= 0, got {n}')
         present = tuple(forest.subskills(skill))
         if (skill, present) not in self._memo:
-            msg = PROPOSER_PROMPT.format(skill=skill, present=', '.join(present) or '(none)', k=self.k)
+            msg = _PROPOSER_PROMPT.format(skill=skill, present=', '.join(present) or '(none)', k=self.k)
             names = self.llm.ask(SubskillNames, [{'role': 'user', 'content': msg}], module=self.module).names
             clean = [re.sub(r'\W+', '_', s.strip().lower()).strip('_') for s in names]
             self._memo[(skill, present)] = list(dict.fromkeys(s for s in clean if s and s not in present))
         return self._memo[(skill, present)][:n]
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #683a7281
-POLICY_PROMPT = '''\
+_POLICY_PROMPT = '''\
 You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
 Skill forest (alloc = examples generated per iteration for the subskill; acc = student accuracy on that data):
 {tree}
@@ -341,7 +338,7 @@ Spend the budget where the student is weak but can still improve.
 Observation (JSON): {observation}'''
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #e0395b68
-def planned_total(forest: SkillForest, action: SkillTreeAction) -> int:
+def _planned_total(forest: SkillForest, action: SkillTreeAction) -> int:
     "The total allocation after `action` (explored subskills counted at their allocation)."
     alloc = {k: dict(v) for k, v in forest.allocations().items()}
     total = sum(sum(v.values()) for v in alloc.values())
@@ -372,14 +369,14 @@ class LLMTreePolicy(LLMPolicy):
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
         view = obs.model_dump(mode='json',
                               include={'iteration', 'budget', 'history', 'per_skill', 'explorable'})
-        msg = POLICY_PROMPT.format(iteration=obs.iteration,
+        msg = _POLICY_PROMPT.format(iteration=obs.iteration,
                                    history=', '.join(f'{h:.1%}' for h in obs.history),
                                    tree=obs.forest.tree(), explorable=', '.join(obs.explorable) or '(none)',
                                    budget=obs.budget, observation=json.dumps(view, sort_keys=True))
         messages = [{'role': 'user', 'content': msg}]
         for attempt in range(self.fixes + 1):
             action = self.llm.ask(SkillTreeAction, messages, module=self.module)
-            total = planned_total(obs.forest, action)
+            total = _planned_total(obs.forest, action)
             if total <= obs.budget: return action
             messages = messages + [{'role': 'assistant', 'content': action.model_dump_json()},
                                    {'role': 'user', 'content': f'Those decisions allocate {total} examples; '
@@ -390,7 +387,7 @@ class LLMTreePolicy(LLMPolicy):
                        f'{obs.budget}, after {self.fixes} correction(s)')
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #95bc1cde
-LIST_PROMPT = '''\
+_LIST_PROMPT = '''\
 You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
 Accuracy per skill: {per_skill}
 Failed validation tasks by skill (id: prompt -> student's answer; right answer):
@@ -400,7 +397,7 @@ optionally a difficulty (1-3) and the
 ids of failed tasks to imitate (like). The plans may total at most {budget} examples.
 Observation (JSON): {observation}'''
 
-OPEN_PROMPT = '''\
+_OPEN_PROMPT = '''\
 You are teaching a student model. Iteration {iteration}; validation accuracy so far: {history}.
 Skills: {skills}
 Failed validation tasks (id: prompt -> student's answer; right answer):
@@ -416,7 +413,7 @@ def _failure_lines(failures: Sequence[Failure], limit: int = 20) -> str:
                      for f in failures[:limit]) or '(none)'
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #abb7b15e
-def ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Callable[[BaseModel], int],
+def _ask_within_budget(llm: LLM, schema: type[BaseModel], prompt: str, total: Callable[[BaseModel], int],
                       budget: int,
                       module: str = 'policy', fixes: int = 1) -> BaseModel:
     "An action from `llm` with `total` within `budget`: one over is sent back with numbers, `fixes` times."
@@ -440,10 +437,10 @@ class LLMListPolicy(LLMPolicy):
                            fs in obs.errors_by_skill.items()) or '(none)'
         view = {'iteration': obs.iteration, 'budget': obs.budget, 'per_skill': obs.per_skill,
                 'errors': {s: [f.task_id for f in fs] for s, fs in obs.errors_by_skill.items()}}
-        msg = LIST_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
+        msg = _LIST_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
                                  per_skill=json.dumps(obs.per_skill), errors=errors, budget=obs.budget,
                                  observation=json.dumps(view, sort_keys=True))
-        return ask_within_budget(self.llm, SkillListAction, msg, lambda a: sum(p.n for p in a.plans),
+        return _ask_within_budget(self.llm, SkillListAction, msg, lambda a: sum(p.n for p in a.plans),
                                  obs.budget, self.module, self.fixes)
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #9a30890e
@@ -461,11 +458,11 @@ class LLMOpenPolicy(LLMPolicy):
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
         view = {'iteration': obs.iteration, 'budget': obs.budget, 'per_skill': obs.per_skill,
                 'failures': [f.task_id for f in obs.failures], 'skills': self.skills}
-        msg = OPEN_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
+        msg = _OPEN_PROMPT.format(iteration=obs.iteration, history=', '.join(f'{h:.1%}' for h in obs.history),
                                  skills=', '.join(self.skills) or '(name none; imitate failures)',
                                  failures=_failure_lines(obs.failures),
                                  budget=obs.budget, observation=json.dumps(view, sort_keys=True))
-        return ask_within_budget(self.llm, OpenEndedAction, msg, lambda a: sum(s.n for s in a.specs),
+        return _ask_within_budget(self.llm, OpenEndedAction, msg, lambda a: sum(s.n for s in a.specs),
                                  obs.budget, self.module, self.fixes)
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #d1775247
@@ -487,15 +484,15 @@ class Categories(BaseModel):
     categories: list[Category] = Field(min_length=1)
 
 # %% ../../nbs/46_teaching.llm_modules.ipynb #4afdcb50
-LABEL_PROMPT = '''For each numbered problem, name the one skill it tests, as a short snake_case label.
+_LABEL_PROMPT = '''For each numbered problem, name the one skill it tests, as a short snake_case label.
 {tasks}'''
 
-GROUP_PROMPT = '''\
+_GROUP_PROMPT = '''\
 Group these skill labels into at most {k} mutually exclusive categories (every label in exactly one;
 name each category in snake_case and describe it in one sentence):
 {labels}'''
 
-ASSIGN_PROMPT = '''Assign each numbered problem to exactly one of these categories: {categories}.
+_ASSIGN_PROMPT = '''Assign each numbered problem to exactly one of these categories: {categories}.
 Answer with the category name as the label.
 {tasks}'''
 
@@ -564,9 +561,9 @@ def _per_task(self: LLMDiscoverer, tasks: Sequence[Task], template: str,
 def discover(self: LLMDiscoverer, tasks: Sequence[Task]) -> SkillMap:
     "The skills of `tasks`, every task assigned to exactly one."
     if not tasks: raise ValueError('discover needs at least one task; got none')
-    labels = self._stage('labels', tasks, lambda: self._per_task(tasks, LABEL_PROMPT))
+    labels = self._stage('labels', tasks, lambda: self._per_task(tasks, _LABEL_PROMPT))
     def group():
-        msg = GROUP_PROMPT.format(k=self.max_skills, labels='\n'.join(sorted(set(labels))))
+        msg = _GROUP_PROMPT.format(k=self.max_skills, labels='\n'.join(sorted(set(labels))))
         cats = self.llm.ask(Categories, [{'role': 'user', 'content': msg}], module=self.module).categories
         return [c.model_dump() for c in cats]
     cats = [Category(**c) for c in self._stage('categories', tasks, group)]
@@ -574,7 +571,7 @@ def discover(self: LLMDiscoverer, tasks: Sequence[Task]) -> SkillMap:
     if len(set(names)) != len(names): raise LLMError(f'{self.llm.config.model}: category names repeat: '
                                                      f'{names}')
     assigned = self._stage('assignments', tasks,
-                           lambda: self._per_task(tasks, ASSIGN_PROMPT, set(names),
+                           lambda: self._per_task(tasks, _ASSIGN_PROMPT, set(names),
                                                   categories=', '.join(names)))
     skills = {c.name: [] for c in cats}
     for lab, cat in zip(labels, assigned):

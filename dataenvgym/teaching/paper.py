@@ -10,10 +10,10 @@ from __future__ import annotations
 from .config import DomainSource, LLMSettings, RunConfig, StudentSettings, TeacherSettings
 
 # %% auto #0
-__all__ = ['ALPACA', 'PAPER', 'SIZES', 'GPT4O', 'RUN_CONFIGS', 'paper_config']
+__all__ = ['PAPER', 'RUN_CONFIGS', 'paper_config']
 
 # %% ../../nbs/51_teaching.paper.ipynb #92c3f6a5
-ALPACA = ('Below is an instruction that describes a task. Write a response that appropriately completes the '
+_ALPACA = ('Below is an instruction that describes a task. Write a response that appropriately completes the '
           'request.\n\n### Instruction:\n{prompt}\n\n### '
           'Response:\n')    # the paper's template (`students.hf.ALPACA_TEMPLATE`)
 
@@ -21,7 +21,7 @@ _LORA = dict(lora_r=16, lora_alpha=32, lora_dropout=0.05, batch_size=16, device=
 
 _TEXT = dict(**_LORA, epochs=3, lr=1e-4, warmup_ratio=0.1, schedule='cosine', max_length=1024,
              max_new_tokens=512,
-             prompt_template=ALPACA, predict_batch_size='auto', dtype='bfloat16')
+             prompt_template=_ALPACA, predict_batch_size='auto', dtype='bfloat16')
 
 # %% ../../nbs/51_teaching.paper.ipynb #78896306
 PAPER = {   # domain → (student kind, model, settings, loader, val file, test file, images, GPU note)
@@ -42,24 +42,24 @@ PAPER = {   # domain → (student kind, model, settings, loader, val file, test 
             'PaliGemma-3B with LoRA (bf16): one GPU with 24 GB')}
 
 # %% ../../nbs/51_teaching.paper.ipynb #ba856d11
-SIZES = {('math', 'skill-tree'): (20, 140), ('math', 'skill-list'): (4, 500),
+_SIZES = {('math', 'skill-tree'): (20, 140), ('math', 'skill-list'): (4, 500),
          ('math', 'open-ended'): (10, 75),
          ('code', 'skill-tree'): (10, 300), ('code', 'skill-list'): (11, 60),
          ('code', 'open-ended'): (5, 320)}
 
-GPT4O = {'model': 'gpt-4o-2024-08-06', 'temperature': 0.0}
+_GPT4O = {'model': 'gpt-4o-2024-08-06', 'temperature': 0.0}
 
 # %% ../../nbs/51_teaching.paper.ipynb #df493e6e
 def paper_config(domain: str, env: str) -> RunConfig:
     "The DataEnvGym paper's experiment in `domain` and `env` (see `PAPER`, `SIZES`)."
     kind, model, settings, loader, val, test, images, gpu = PAPER[domain]
-    iterations, budget = SIZES.get((domain, env), (10, 200))
+    iterations, budget = _SIZES.get((domain, env), (10, 200))
     return RunConfig(about=f"DataEnvGym paper: {domain} in {env}, {model} taught by GPT-4o", env=env,
                      preset='embedded',
                      domain=DomainSource(name=domain, source='files', loader=loader, val=val, test=test,
                                          images=images, split='paper'),
                      student=StudentSettings(kind=kind, model=model, settings=settings),
-                     teacher=TeacherSettings(llm=LLMSettings(**GPT4O,
+                     teacher=TeacherSettings(llm=LLMSettings(**_GPT4O,
                                                              cache=f'runs/llm-cache-{domain}-{env}.jsonl')),
                      iterations=iterations, budget=budget, seed_per_subskill=0
                      if kind == 'hf' else 1, gpu=gpu)

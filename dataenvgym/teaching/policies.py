@@ -15,12 +15,12 @@ from .envs import (DataSpec, Explore, Exploit, Failure, OpenEndedAction,
                                       OpenEndedObservation, SkillListAction,
                                       SkillListObservation, SkillPlan, SkillTreeAction, SkillTreeObservation,
                                       TeachingObservation,
-                                      spread_evenly, stable_seed)
+                                      _spread_evenly, stable_seed)
 
 # %% auto #0
-__all__ = ['teachability', 'allocate', 'skill_histories', 'uniform_counts', 'Policy', 'SkillListTeacher', 'ErrorRateTeacher',
-           'SkillListRandom', 'sample_skills', 'SampledSkillListTeacher', 'OpenEndedTeacher', 'OpenEndedRandom',
-           'tree_action', 'SkillTreeTeacher', 'SkillTreeRandom', 'FixedPlan', 'FixedTreePlan']
+__all__ = ['teachability', 'allocate', 'Policy', 'SkillListTeacher', 'ErrorRateTeacher', 'SkillListRandom',
+           'SampledSkillListTeacher', 'OpenEndedTeacher', 'OpenEndedRandom', 'tree_action', 'SkillTreeTeacher',
+           'SkillTreeRandom', 'FixedPlan', 'FixedTreePlan']
 
 # %% ../../nbs/43_teaching.policies.ipynb #f8ee3061
 def teachability(history: Sequence[float], floor: float = 0.05,
@@ -41,11 +41,11 @@ def allocate(weights: dict[str, float], budget: int) -> dict[str, int]:
     return counts
 
 # %% ../../nbs/43_teaching.policies.ipynb #e87cec21
-def skill_histories(obs: TeachingObservation) -> dict[str, list[float]]:
+def _skill_histories(obs: TeachingObservation) -> dict[str, list[float]]:
     "Each skill's validation accuracy at every iteration so far."
     return {s: [h.get(s, 0.0) for h in obs.skill_history] for s in obs.per_skill}
 
-def uniform_counts(keys: Sequence[str], budget: int, rng: random.Random) -> dict[str, int]:
+def _uniform_counts(keys: Sequence[str], budget: int, rng: random.Random) -> dict[str, int]:
     "The budget spread uniformly at random over `keys` (the no-state control)."
     c = Counter(rng.choices(list(keys), k=budget))
     return {k: c[k] for k in keys}
@@ -74,7 +74,7 @@ class SkillListTeacher(Policy):
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
         likes = {s: [f.task_id for f in fs] for s, fs in obs.errors_by_skill.items()}
         return _plans(allocate({s: teachability(h) for s,
-                                h in skill_histories(obs).items()}, obs.budget), likes)
+                                h in _skill_histories(obs).items()}, obs.budget), likes)
 
 # %% ../../nbs/43_teaching.policies.ipynb #065d59e5
 class ErrorRateTeacher(Policy):
@@ -87,10 +87,10 @@ class SkillListRandom(Policy):
     "SKILL-LIST without state: the budget uniformly at random over the skills."
     name = 'no-state'
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
-        return _plans(uniform_counts(sorted(obs.per_skill), obs.budget, self.rng(obs)))
+        return _plans(_uniform_counts(sorted(obs.per_skill), obs.budget, self.rng(obs)))
 
 # %% ../../nbs/43_teaching.policies.ipynb #7af8a7e6
-def sample_skills(per_skill: dict[str, float], k: int, rng: random.Random, below: float = 0.95) -> list[str]:
+def _sample_skills(per_skill: dict[str, float], k: int, rng: random.Random, below: float = 0.95) -> list[str]:
     "Up to `k` random skills among those with accuracy below `below` (all skills if every one is above)."
     weak = sorted(s for s, a in per_skill.items() if a < below) or sorted(per_skill)
     return sorted(rng.sample(weak, min(k, len(weak))))
@@ -100,10 +100,10 @@ class SampledSkillListTeacher(Policy):
     name = 'sampled'
     def __init__(self, k: int = 4, below: float = 0.95): self.k, self.below = k, below
     def __call__(self, obs: SkillListObservation) -> SkillListAction:
-        chosen = sample_skills(obs.per_skill, self.k, self.rng(obs), self.below)
+        chosen = _sample_skills(obs.per_skill, self.k, self.rng(obs), self.below)
         return SkillListAction(plans=[SkillPlan(skill=s, n=n,
                                                 like=[f.task_id for f in obs.errors_by_skill.get(s, [])])
-                                      for s, n in zip(chosen, spread_evenly(obs.budget, len(chosen))) if n])
+                                      for s, n in zip(chosen, _spread_evenly(obs.budget, len(chosen))) if n])
 
 # %% ../../nbs/43_teaching.policies.ipynb #b2a3b466
 def _skill_spec(n: int, skill: str, known: Sequence[str] | None) -> DataSpec:
@@ -125,7 +125,7 @@ class OpenEndedTeacher(Policy):
     def for_domain(cls, domain: Domain | None = None, llm=None) -> OpenEndedTeacher:
         return cls(None if domain is None else domain.skills)
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
-        counts = allocate({s: teachability(h) for s, h in skill_histories(obs).items()}, obs.budget)
+        counts = allocate({s: teachability(h) for s, h in _skill_histories(obs).items()}, obs.budget)
         failures: dict[str, list[Failure]] = {}
         for f in obs.failures: failures.setdefault(f.skill, []).append(f)
         specs = []
@@ -134,7 +134,7 @@ class OpenEndedTeacher(Policy):
             if n and not fs: specs.append(_skill_spec(n, skill, self.skills)); continue
             specs += [DataSpec(n=k, like=f.task_id,
                                note=f'the student answered {f.response!r}; the answer is {f.answer!r}')
-                      for f, k in zip(fs, spread_evenly(n, len(fs))) if k]
+                      for f, k in zip(fs, _spread_evenly(n, len(fs))) if k]
         return OpenEndedAction(specs=specs)
 
 # %% ../../nbs/43_teaching.policies.ipynb #e1da041c
@@ -148,7 +148,7 @@ class OpenEndedRandom(Policy):
     def __call__(self, obs: OpenEndedObservation) -> OpenEndedAction:
         keys = self.skills if set(obs.per_skill) <= set(self.skills) else sorted(obs.per_skill)
         return OpenEndedAction(specs=[_skill_spec(n, s, self.skills) for s,
-                                      n in uniform_counts(keys, obs.budget, self.rng(obs)).items() if n])
+                                      n in _uniform_counts(keys, obs.budget, self.rng(obs)).items() if n])
 
 # %% ../../nbs/43_teaching.policies.ipynb #02cb9d0f
 def tree_action(obs: SkillTreeObservation, targets: dict[str, dict[str, int]],
@@ -170,7 +170,7 @@ class SkillTreeTeacher(Policy):
     "SKILL-TREE with state: explore growable skills, allocate by skill `teachability`, subskill accuracy."
     name = 'with-state'
     def __call__(self, obs: SkillTreeObservation) -> SkillTreeAction:
-        forest, hist = obs.forest, skill_histories(obs)
+        forest, hist = obs.forest, _skill_histories(obs)
         explore = {s: 1 for s in obs.explorable} if obs.iteration % 2 == 0 else {}
         shares = allocate({s: teachability(hist.get(s, [0.0])) for s in forest.skills}, obs.budget)
         targets, new = {}, {}
@@ -203,7 +203,7 @@ class SkillTreeRandom(Policy):
         explore = {s: 1 for s in obs.explorable} if obs.iteration == 0 else {}
         keys = [(s, sub) for s, node in forest.skills.items()
                 for sub in node.subskills] + [(s, '+') for s in explore]
-        counts = uniform_counts([f'{s}/{sub}' for s, sub in keys], obs.budget, rng)
+        counts = _uniform_counts([f'{s}/{sub}' for s, sub in keys], obs.budget, rng)
         targets = {s: {sub: counts[f'{s}/{sub}'] for sub in node.subskills} for s,
                    node in forest.skills.items()}
         return _fit_budget(obs, targets, {s: (1, counts[f'{s}/+']) for s in explore})

@@ -16,17 +16,16 @@ from pydantic import BaseModel, Field
 from tqdm.auto import tqdm
 
 from ..core import Datum, EvalReport, evaluate, read_jsonl, write_jsonl
-from .envs import TeachingEnv, TeachingObservation, TeachingState, quiet_transformers
-from .llm import Meter, Usage, usage_table
+from .envs import TeachingEnv, TeachingObservation, TeachingState, _quiet_transformers
+from .llm import Meter, Usage, _usage_table
 from ..plotting import plot_style
 import dataenvgym
 
 # %% auto #0
-__all__ = ['save_iteration', 'restore_iteration', 'IterationLog', 'EpisodeResult', 'run_episode', 'finish', 'result_lines',
-           'summary_table', 'plot_episode']
+__all__ = ['IterationLog', 'EpisodeResult', 'run_episode', 'finish', 'summary_table', 'plot_episode']
 
 # %% ../../nbs/45_teaching.runner.ipynb #fd91269b
-def save_iteration(env: TeachingEnv, obs: TeachingObservation,
+def _save_iteration(env: TeachingEnv, obs: TeachingObservation,
                    action: BaseModel | None, path: str | Path) -> Path:
     "Write the environment's episode so far to the folder `path`, atomically."
     path = Path(path)
@@ -39,20 +38,20 @@ def save_iteration(env: TeachingEnv, obs: TeachingObservation,
     # the domain's assets (VQA images) go to one folder beside the iterations, before the rename; rows point
     # at them
     write_jsonl(env.domain.save_assets(env.data, path.parent, path), tmp / 'data.jsonl')
-    with quiet_transformers(): env.student.save(tmp / 'student')
+    with _quiet_transformers(): env.student.save(tmp / 'student')
     if path.exists(): shutil.rmtree(path)
     tmp.rename(path)
     return path
 
 # %% ../../nbs/45_teaching.runner.ipynb #c885d55c
-def restore_iteration(env: TeachingEnv, path: str | Path) -> TeachingObservation:
+def _restore_iteration(env: TeachingEnv, path: str | Path) -> TeachingObservation:
     "Put `env` back in the state saved at `path`; returns the observation it had then."
     path = Path(path)
     state = TeachingState.model_validate_json((path / 'state.json').read_text())
     env._prepare(state.seed)
     env.data = env.domain.load_assets(read_jsonl(path / 'data.jsonl', Datum), path)
     env.report = EvalReport.model_validate_json((path / 'report.json').read_text())
-    with quiet_transformers(): env.student = type(env.make_student(state.seed)).load(path / 'student')
+    with _quiet_transformers(): env.student = type(env.make_student(state.seed)).load(path / 'student')
     env._state = state
     return env.observation_type.model_validate_json((path / 'observation.json').read_text())
 
@@ -137,7 +136,7 @@ def run_episode(
     done = _iteration_dirs(out)
     logs = [IterationLog.model_validate_json((p / 'log.json').read_text()) for p in done]
     if done:
-        obs = restore_iteration(env, done[-1])
+        obs = _restore_iteration(env, done[-1])
         if (done[-1] / 'usage.jsonl').exists():
             meter.rows = Meter(read_jsonl(done[-1] / 'usage.jsonl', Usage)).rows
     else:
@@ -165,7 +164,7 @@ def run_episode(
 
 # %% ../../nbs/45_teaching.runner.ipynb #fb4c3a09
 def _save(env, obs, action, log: IterationLog, out: Path, meter: Meter) -> None:
-    path = save_iteration(env, obs, action, out / f'iteration_{obs.iteration}')
+    path = _save_iteration(env, obs, action, out / f'iteration_{obs.iteration}')
     (path / 'log.json').write_text(log.model_dump_json())
     if meter.rows: write_jsonl(meter.usage(), path / 'usage.jsonl')
     _record_rejections(out, obs.iteration, getattr(env, 'rejections', []))
@@ -183,7 +182,7 @@ def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, us
     history = env.state.history
     best = max(range(len(history)), key=lambda i: (history[i], -i))
     def test(i: int) -> EvalReport:
-        with quiet_transformers(): student = type(env.student).load(out / f'iteration_{i}' / 'student')
+        with _quiet_transformers(): student = type(env.student).load(out / f'iteration_{i}' / 'student')
         return evaluate(student, env.test, env.domain)
     initial, last = test(0), len(history) - 1
     best_report = initial if best == 0 else test(best)
@@ -205,7 +204,7 @@ def finish(env: TeachingEnv, out: Path, logs: list[IterationLog], meta: dict, us
 # %% ../../nbs/45_teaching.runner.ipynb #da8cc14e
 def _points(gain: float) -> str: return f'{100 * gain:+.1f} points'
 
-def result_lines(result: EpisodeResult) -> list[str]:
+def _result_lines(result: EpisodeResult) -> list[str]:
     "The test result in words: the start, the best iteration on validation (or none beat start), the last."
     start = f'Test accuracy at the start (iteration 0): {result.test_accuracy_initial:.1%}.'
     if result.best_iteration == 0:
@@ -230,9 +229,9 @@ def summary_table(result: EpisodeResult, prices: dict[str, tuple[float, float]] 
              f'{100 * l.gain:+.1f} | {", ".join(f"{k} {v}" for k, v in l.rejected.items()) or "—"} | '
              f'{l.seconds:.0f} |'
              for l in result.iterations]
-    rows += ['', *result_lines(result)]
+    rows += ['', *_result_lines(result)]
     if result.usage: rows += ['', 'LLM calls, tokens and estimated cost per module:', '',
-                              usage_table(result.usage, prices)]
+                              _usage_table(result.usage, prices)]
     return '\n'.join(rows)
 
 # %% ../../nbs/45_teaching.runner.ipynb #25e1ed8e

@@ -12,16 +12,15 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import BaseModel, ConfigDict
 from .. import registry
-from ..serve import SessionServer, Settings, TypedClient, make_app as serve_app, settings_from_env
+from ..serve import SessionServer, Settings, TypedClient, make_app as serve_app, _settings_from_env
 from .envs import OpenEndedEnv, SkillListEnv, SkillTreeEnv, TeachingEnv, TeachingState
 
 # %% auto #0
-__all__ = ['WIRE', 'MAX_ERROR', 'OpenEndedCommand', 'OpenEndedWireObservation', 'SkillListCommand', 'SkillListWireObservation',
-           'SkillTreeCommand', 'SkillTreeWireObservation', 'TeachingWireState', 'TeachingServerEnv', 'make_server',
-           'make_app', 'default_app', 'OpenEndedClient', 'SkillListClient', 'SkillTreeClient']
+__all__ = ['SkillListCommand', 'TeachingServerEnv', 'make_server', 'make_app', 'default_app', 'OpenEndedClient',
+           'SkillListClient', 'SkillTreeClient']
 
 # %% ../../nbs/55_teaching.serve.ipynb #4c8e931b
-class TeachingWireState(TeachingState, State):
+class _TeachingWireState(TeachingState, State):
     "`TeachingState` on OpenEnv's `State` (`episode_id`, `step_count` = the iteration)."
 
 # %% ../../nbs/55_teaching.serve.ipynb #3fbf254d
@@ -41,12 +40,12 @@ def _wire(env: type[TeachingEnv]) -> tuple[type[Action], type[Observation]]:
     return action, obs
 
 # %% ../../nbs/55_teaching.serve.ipynb #285dec65
-WIRE: dict[str, tuple[type[Action], type[Observation]]] = {
+_WIRE: dict[str, tuple[type[Action], type[Observation]]] = {
     e.name: _wire(e) for e in (OpenEndedEnv, SkillListEnv, SkillTreeEnv)
 }
 
 # %% ../../nbs/55_teaching.serve.ipynb #6f0efce5
-MAX_ERROR = 240      # characters of an error sent back: the message and at most 200 of the input
+_MAX_ERROR = 240      # characters of an error sent back: the message and at most 200 of the input
 
 # %% ../../nbs/55_teaching.serve.ipynb #767fa3fd
 class TeachingServerEnv(Environment):
@@ -55,14 +54,14 @@ class TeachingServerEnv(Environment):
 
     def __init__(self, kind: str = 'skill-list', preset: str = 'math/tiny'):
         self.kind, self.preset, self.env = kind, preset, registry.make(kind, preset=preset)
-        self.action_cls, self.observation_cls = WIRE[self.env.name]
+        self.action_cls, self.observation_cls = _WIRE[self.env.name]
         self.episode_id = None
         super().__init__()
 
     def _wire(self, obs) -> Observation:
         data = obs.model_dump()
-        if data.get('error') and len(data['error']) > MAX_ERROR:
-            data['error'] = data['error'][:MAX_ERROR] + '…'
+        if data.get('error') and len(data['error']) > _MAX_ERROR:
+            data['error'] = data['error'][:_MAX_ERROR] + '…'
         return self.observation_cls(**data)
 
     def reset(self, seed: int = 0, episode_id: Optional[str] = None) -> Observation:
@@ -76,23 +75,23 @@ class TeachingServerEnv(Environment):
         return self._wire(self.env.step(action.model_dump(exclude={'metadata'})))
 
     @property
-    def state(self) -> TeachingWireState:
+    def state(self) -> _TeachingWireState:
         st = self.env.state
-        return TeachingWireState(**st.model_dump(), episode_id=self.episode_id, step_count=st.iteration)
+        return _TeachingWireState(**st.model_dump(), episode_id=self.episode_id, step_count=st.iteration)
 
 # %% ../../nbs/55_teaching.serve.ipynb #258b6d84
 def make_server(kind: str = 'skill-list', preset: str = 'math/tiny', max_concurrent_envs: int = 4,
                 idle_s: float = 600.0, settings: Optional[Settings] = None) -> SessionServer:
     "The session server of `TeachingServerEnv(kind, preset)` environments (`settings`, if given, the rest)."
-    if kind not in WIRE: raise ValueError(f'unknown teaching environment {kind!r}; valid: {", ".join(WIRE)}')
+    if kind not in _WIRE: raise ValueError(f'unknown teaching environment {kind!r}; valid: {", ".join(_WIRE)}')
     # an unknown preset fails here, not in the first session
     registry.lookup('preset', preset)
-    action, obs = WIRE[kind]
+    action, obs = _WIRE[kind]
     return SessionServer(
         lambda: TeachingServerEnv(kind, preset),
         action,
         obs,
-        TeachingWireState,
+        _TeachingWireState,
         settings=settings or Settings(capacity=max_concurrent_envs, idle_s=idle_s),
         exclusive=True,
     )
@@ -117,7 +116,7 @@ def default_app(settings: Optional[Settings] = None):
     "The app of `DATAENVGYM_TEACHING_ENV` and `..._PRESET` with `settings` (default: the environment's)."
     return make_app(os.environ.get('DATAENVGYM_TEACHING_ENV', 'skill-list'),
                     os.environ.get('DATAENVGYM_TEACHING_PRESET', 'math/tiny'),
-                    settings=settings or settings_from_env(Settings(capacity=4)))
+                    settings=settings or _settings_from_env(Settings(capacity=4)))
 
 def __getattr__(name: str):
     "Module attribute `app`: `default_app()`, built on first use (`uvicorn dataenvgym.teaching.serve:app`)."
@@ -126,18 +125,18 @@ def __getattr__(name: str):
     return app
 
 # %% ../../nbs/55_teaching.serve.ipynb #3b459905
-OpenEndedCommand, OpenEndedWireObservation = WIRE['open-ended']
-SkillListCommand, SkillListWireObservation = WIRE['skill-list']
-SkillTreeCommand, SkillTreeWireObservation = WIRE['skill-tree']
+_OpenEndedCommand, _OpenEndedWireObservation = _WIRE['open-ended']
+SkillListCommand, _SkillListWireObservation = _WIRE['skill-list']
+_SkillTreeCommand, _SkillTreeWireObservation = _WIRE['skill-tree']
 
 class OpenEndedClient(TypedClient):
     "A typed WebSocket client for the open-ended teaching server."
-    observation_cls, state_cls = OpenEndedWireObservation, TeachingWireState
+    observation_cls, state_cls = _OpenEndedWireObservation, _TeachingWireState
 
 class SkillListClient(TypedClient):
     "A typed WebSocket client for the skill-list teaching server."
-    observation_cls, state_cls = SkillListWireObservation, TeachingWireState
+    observation_cls, state_cls = _SkillListWireObservation, _TeachingWireState
 
 class SkillTreeClient(TypedClient):
     "A typed WebSocket client for the skill-tree teaching server."
-    observation_cls, state_cls = SkillTreeWireObservation, TeachingWireState
+    observation_cls, state_cls = _SkillTreeWireObservation, _TeachingWireState

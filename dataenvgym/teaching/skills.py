@@ -15,12 +15,11 @@ import numpy as np
 from fastcore.basics import patch
 from pydantic import Field, PrivateAttr, model_validator
 
-from ..core import Domain, Record, Task, check_choice
+from ..core import Domain, Record, Task, _check_choice
 
 # %% auto #0
 __all__ = ['Accuracy', 'SubskillNode', 'SkillNode', 'SkillForest', 'SubskillProposer', 'TaxonomyProposer', 'SkillMap',
-           'SkillDiscoverer', 'OracleDiscoverer', 'mask_digits', 'prompt_vectorizer', 'top_terms', 'ClusterDiscoverer',
-           'cluster_table']
+           'SkillDiscoverer', 'OracleDiscoverer', 'ClusterDiscoverer']
 
 # %% ../../nbs/40_teaching.skills.ipynb #5011e657
 Accuracy = Annotated[float, Field(ge=0, le=1)]
@@ -78,7 +77,7 @@ class SkillForest(Record):
 
     def subskills(self, skill: str) -> list[str]:
         "The names of `skill`'s subskills."
-        return list(self.skills[check_choice(skill, self.skills, 'skill')].subskills)
+        return list(self.skills[_check_choice(skill, self.skills, 'skill')].subskills)
 
     def allocations(self) -> dict[str, dict[str, int]]:
         "Skill → subskill → allocation."
@@ -124,7 +123,7 @@ def exploit(self: SkillForest, deltas: Mapping[str, Mapping[str, int]]) -> Skill
     for skill, subs in deltas.items():
         valid = self.subskills(skill)
         for sub, delta in subs.items():
-            checked[skill, check_choice(sub, valid,
+            checked[skill, _check_choice(sub, valid,
                                         f'{skill} subskill')] = _check_delta(f'{skill}/{sub}', delta)
     def edit(skills: dict):
         for (skill, sub), delta in checked.items():
@@ -136,7 +135,7 @@ def exploit(self: SkillForest, deltas: Mapping[str, Mapping[str, int]]) -> Skill
 @patch
 def with_data(self: SkillForest, skill: str, subskill: str, ids: Sequence[str]) -> SkillForest:
     "A new forest with data `ids` added to `subskill` of `skill`."
-    check_choice(subskill, self.subskills(skill), f'{skill} subskill')
+    _check_choice(subskill, self.subskills(skill), f'{skill} subskill')
     def edit(skills: dict):
         node = skills[skill]['subskills'][subskill]
         node['data_ids'] = list(dict.fromkeys(node['data_ids'] + list(ids)))
@@ -145,7 +144,7 @@ def with_data(self: SkillForest, skill: str, subskill: str, ids: Sequence[str]) 
 @patch
 def with_accuracy(self: SkillForest, skill: str, subskill: str, accuracy: float) -> SkillForest:
     "A new forest with the student's `accuracy` on the data of `subskill` of `skill`."
-    check_choice(subskill, self.subskills(skill), f'{skill} subskill')
+    _check_choice(subskill, self.subskills(skill), f'{skill} subskill')
     def edit(skills: dict): skills[skill]['subskills'][subskill]['accuracy'] = accuracy
     return _edited(self, edit)
 
@@ -246,7 +245,7 @@ class TaxonomyProposer:
         present = forest.subskills(skill)
         return [
             s
-            for s in self.domain.skills[check_choice(skill, self.domain.skills, 'skill')]
+            for s in self.domain.skills[_check_choice(skill, self.domain.skills, 'skill')]
             if s not in present
         ][:n]
 
@@ -314,23 +313,23 @@ class OracleDiscoverer:
         labels = [t.skill for t in tasks]
         m = SkillMap(skills=skills, assignments=_assignments(tasks, labels),
                      descriptions=_describe(tasks, labels))
-        m._predict = lambda new: [check_choice(t.skill, skills, 'skill') for t in new]
+        m._predict = lambda new: [_check_choice(t.skill, skills, 'skill') for t in new]
         return m
 
 # %% ../../nbs/40_teaching.skills.ipynb #34a64b52
-def mask_digits(prompt: str) -> str:
+def _mask_digits(prompt: str) -> str:
     "`prompt` lower-cased with every run of digits written `#`, so prompts of one shape look alike."
     return re.sub(r'\d+', '#', prompt.lower())
 
-def prompt_vectorizer():
+def _prompt_vectorizer():
     "scikit-learn's `TfidfVectorizer` over character 1–4-grams of digit-masked prompts."
     # scikit-learn is imported here, not with the module: that costs seconds, and every `dataenvgym` command
     # imports this module
     from sklearn.feature_extraction.text import TfidfVectorizer
-    return TfidfVectorizer(analyzer='char_wb', ngram_range=(1, 4), preprocessor=mask_digits)
+    return TfidfVectorizer(analyzer='char_wb', ngram_range=(1, 4), preprocessor=_mask_digits)
 
 # %% ../../nbs/40_teaching.skills.ipynb #9eecf391
-def top_terms(centres: np.ndarray, terms: Sequence[str], k: int = 3, pool: int = 8) -> list[list[str]]:
+def _top_terms(centres: np.ndarray, terms: Sequence[str], k: int = 3, pool: int = 8) -> list[list[str]]:
     "Per cluster centre, up to `k` distinct terms of its `pool`, most distinctive first."
     # longer terms absorb their parts
     out = []
@@ -357,18 +356,18 @@ class ClusterDiscoverer:
 
     def discover(self, tasks: Sequence[Task]) -> SkillMap:
         "`n_skills` clusters of `tasks`, each named `cluster_<i>` and described by its top terms."
-        shapes = len({mask_digits(t.prompt) for t in tasks})
+        shapes = len({_mask_digits(t.prompt) for t in tasks})
         if shapes < self.n_skills:
             raise ValueError(f'{self!r} needs at least {self.n_skills} distinct prompt shapes (digits '
                              f'masked); '
                              f'the {len(tasks)} tasks given have {shapes}')
         from sklearn.cluster import KMeans
-        vectorizer = prompt_vectorizer()
+        vectorizer = _prompt_vectorizer()
         kmeans = KMeans(self.n_skills, n_init=10,
                         random_state=self.seed).fit(vectorizer.fit_transform([t.prompt for t in tasks]))
         names = [f'cluster_{i}' for i in range(self.n_skills)]
         labels = [names[k] for k in kmeans.labels_]
-        terms = top_terms(kmeans.cluster_centers_, vectorizer.get_feature_names_out())
+        terms = _top_terms(kmeans.cluster_centers_, vectorizer.get_feature_names_out())
         described = _describe(tasks, labels)
         m = SkillMap(skills={n: [] for n in names}, assignments=_assignments(tasks, labels),
                      descriptions={n: f'top terms {", ".join(map(repr, ts))}; {described.get(n, "0 tasks")}'
@@ -378,7 +377,7 @@ class ClusterDiscoverer:
         return m
 
 # %% ../../nbs/40_teaching.skills.ipynb #6a5bba03
-def cluster_table(found: Sequence[str], truth: Sequence[str]) -> list[tuple[str, int, str, float]]:
+def _cluster_table(found: Sequence[str], truth: Sequence[str]) -> list[tuple[str, int, str, float]]:
     "(cluster, size, majority true label, purity) for each found cluster, largest first."
     rows = []
     for c, size in Counter(found).most_common():

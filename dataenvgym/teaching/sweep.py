@@ -22,13 +22,12 @@ from tqdm.auto import tqdm
 from ..core import read_jsonl
 from ..plotting import plot_style
 from ..registry import make, registered
-from ..stats import (bootstrap_ci, difference_cells, difference_head, interval, markdown_table, mean,
+from ..stats import (bootstrap_ci, _difference_cells, _difference_head, interval, markdown_table, mean,
                               pair_by_seed, paired_difference, parse_seeds)
 from .runner import EpisodeResult, run_episode
 
 # %% auto #0
-__all__ = ['LOCAL_RAY', 'env_policies', 'Episode', 'SweepSpec', 'make_spec', 'load_spec', 'torch_threads', 'setup', 'row',
-           'run_one', 'warm_seed_student', 'summarize', 'SweepResult', 'sweep_table', 'plot_sweep', 'save_sweep',
+__all__ = ['Episode', 'SweepSpec', 'load_spec', 'setup', 'row', 'SweepResult', 'sweep_table', 'plot_sweep', 'save_sweep',
            'run_sweep']
 
 # %% ../../nbs/56_teaching.sweep.ipynb #c5afb025
@@ -42,7 +41,7 @@ def _valid(kind: str, names: list[str], valid: list[str]) -> list[str]:
                          f'{", ".join(valid)}')
     return names
 
-def env_policies(env: str) -> list[str]:
+def _env_policies(env: str) -> list[str]:
     "The registered procedural policies of environment `env` (the LLM ones need an endpoint)."
     return [k.split('/', 1)[1] for k in registered('policy') if k.startswith(f'{env}/')
             and not k.endswith('/llm')]
@@ -68,12 +67,13 @@ class Episode(NamedTuple):
 class SweepSpec(BaseModel):
     "A grid of teaching episodes: every preset × environment × policy × seed."
     model_config = ConfigDict(extra='forbid', frozen=True)
-    presets: list[str] = ['math/embedded']                 # registered presets, `domain/name`
-    envs: list[str] = ['skill-list']                       # registered environments
-    # registered policies of every environment; the first is compared with each other
-    policies: list[str] = ['with-state', 'no-state']
-    seeds: list[int] = Field(default_factory=lambda: list(range(10)))
-    iterations: int | None = Field(None, ge=1)             # None: each preset's own
+    presets: list[str] = Field(['math/embedded'], description='Registered presets, `domain/name`.')
+    envs: list[str] = Field(['skill-list'], description='Registered environments.')
+    policies: list[str] = Field(['with-state', 'no-state'],
+            description='Registered policies of every environment; the first is compared with each other.')
+    seeds: list[int] = Field(default_factory=lambda: list(range(10)),
+            description='Episode seeds, like `0-9` or `0,3,7`.')
+    iterations: int | None = Field(None, ge=1, description="None: each preset's own.")
 
     @field_validator('seeds', mode='before')
     @classmethod
@@ -90,7 +90,7 @@ class SweepSpec(BaseModel):
     @field_validator('policies')
     @classmethod
     def _policies(cls, v, info):
-        for env in info.data.get('envs') or []: _valid(f'{env} policy', v, env_policies(env))
+        for env in info.data.get('envs') or []: _valid(f'{env} policy', v, _env_policies(env))
         return v
 
     def episodes(self) -> list[Episode]:
@@ -104,7 +104,7 @@ def _readable(e: ValidationError) -> str:
     return '; '.join(f'{".".join(map(str, x["loc"])) or "sweep"}: '
                      f'{x["msg"].removeprefix("Value error, ")}' for x in e.errors())
 
-def make_spec(**fields) -> SweepSpec:
+def _make_spec(**fields) -> SweepSpec:
     "A `SweepSpec` from fields, with a one-line `ValueError` for anything wrong."
     try: return SweepSpec(**{k: v for k, v in fields.items() if v is not None})
     except ValidationError as e: raise ValueError(f'bad sweep: {_readable(e)}') from None
@@ -117,11 +117,11 @@ def load_spec(path: str | Path | None = None, **overrides) -> SweepSpec:
         fields = yaml.safe_load(Path(path).read_text()) or {}
         if not isinstance(fields, dict): raise ValueError(f'{path} must hold a mapping of sweep fields, not '
                                                           f'a {type(fields).__name__}')
-    return make_spec(**{**fields, **{k: v for k, v in overrides.items() if v is not None}})
+    return _make_spec(**{**fields, **{k: v for k, v in overrides.items() if v is not None}})
 
 # %% ../../nbs/56_teaching.sweep.ipynb #7ae4f11b
 @contextmanager
-def torch_threads(n: int) -> Iterator[None]:
+def _torch_threads(n: int) -> Iterator[None]:
     "Run the block with `n` torch threads."
     old = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -172,19 +172,19 @@ def row(ep: Episode, res: EpisodeResult, **extra) -> dict[str, Any]:
     }
 
 # %% ../../nbs/56_teaching.sweep.ipynb #ad4931ae
-def run_one(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> dict[str, Any]:
+def _run_one(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> dict[str, Any]:
     "Run, resume or read back episode `ep` of the sweep in `out`; its row (`ran`: whether anything ran now)."
     env, policy = setup(ep, out, iterations)
     folder = Path(out) / ep.folder
     if _finished(folder, env): return row(ep, read_jsonl(folder / 'result.jsonl', EpisodeResult)[0],
                                           ran=False, node=None)
-    with torch_threads(threads): res = run_episode(env, policy, folder, ep.seed, progress=False)
+    with _torch_threads(threads): res = run_episode(env, policy, folder, ep.seed, progress=False)
     return row(ep, res, ran=True, node=_ray_node())
 
-def warm_seed_student(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> None:
+def _warm_seed_student(ep: Episode, out: str | Path, iterations: int | None = None, threads: int = 1) -> None:
     "Train and cache the seed student of `ep`'s preset and seed (what every run of that seed starts from)."
     env, _ = setup(ep, out, iterations)
-    with torch_threads(threads): env.reset(seed=ep.seed)
+    with _torch_threads(threads): env.reset(seed=ep.seed)
 
 # %% ../../nbs/56_teaching.sweep.ipynb #98d6bbca
 def _key(r: dict) -> tuple: return r['preset'], r['env']
@@ -217,7 +217,7 @@ def _pair(a: list[dict], b: list[dict]) -> dict[str, Any] | None:
             'skill_diff': {s: mean([_skill_gain(x, s) - _skill_gain(y, s) for x, y in both]) for s in skills}}
 
 # %% ../../nbs/56_teaching.sweep.ipynb #12912721
-def summarize(rows: list[dict], policies: Sequence[str] | None = None) -> tuple[list[dict], list[dict]]:
+def _summarize(rows: list[dict], policies: Sequence[str] | None = None) -> tuple[list[dict], list[dict]]:
     "Per-cell summaries and paired differences of `rows`; pairs in `policies` order (default: as they come)."
     order = list(policies or dict.fromkeys(r['policy'] for r in rows))
     cells, pairs = [], []
@@ -267,8 +267,8 @@ def sweep_table(result: SweepResult) -> str:
     cells = markdown_table(_CELL_HEAD, [[c['preset'], c['env'], c['policy'], c['n'], f"{c['mean_gain']:+.1f}",
                                          interval(c['ci']), start_end(c)] for c in result.cells], left=3)
     if not result.pairs: return cells
-    pairs = markdown_table(['preset', 'environment', 'paired difference', *difference_head()],
-                           [[p['preset'], p['env'], f"{p['a']} − {p['b']}", *difference_cells(p)]
+    pairs = markdown_table(['preset', 'environment', 'paired difference', *_difference_head()],
+                           [[p['preset'], p['env'], f"{p['a']} − {p['b']}", *_difference_cells(p)]
                             for p in result.pairs], left=3)
     return cells + '\n\n' + pairs
 
@@ -315,7 +315,7 @@ def save_sweep(result: SweepResult) -> Path:
 # on 2 busy cores, and patience with a raylet that answers the GCS's health checks late: Ray's default
 # declares a node dead after five missed 10 s checks, which a raylet starved by torch jobs on two cores
 # can miss (seen in CI)
-LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0',
+_LOCAL_RAY = {'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER': '0', 'RAY_USAGE_STATS_ENABLED': '0',
              'RAY_agent_register_timeout_ms': '120000',
              'RAY_health_check_timeout_ms': '30000', 'RAY_health_check_failure_threshold': '20'}
 
@@ -327,24 +327,24 @@ def _import_ray():
 
 def _run_after(seed_student_ready: None, *args) -> dict:
     "`run_one(*args)`, as a Ray task that waits for its seed student's task."
-    return run_one(*args)
+    return _run_one(*args)
 
 # %% ../../nbs/56_teaching.sweep.ipynb #6b667a01
 def _sequential(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int) -> Iterator[dict]:
-    for ep in todo: yield run_one(ep, out, spec.iterations, cpus)
+    for ep in todo: yield _run_one(ep, out, spec.iterations, cpus)
 
 # %% ../../nbs/56_teaching.sweep.ipynb #260cb0cf
 def _start_ray(ray, address: str | None) -> None:
     "Connect to the cluster at `address`, or start the local runtime; nothing if Ray is initialised."
     if ray.is_initialized(): return
-    if address is None: os.environ.update(LOCAL_RAY)
+    if address is None: os.environ.update(_LOCAL_RAY)
     ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level='ERROR')
 
 def _on_ray(todo: list[Episode], out: Path, spec: SweepSpec, cpus: int, gpus: float) -> Iterator[dict]:
     "The episodes `todo` as Ray tasks, each seed's after its seed student's task; their rows as they finish."
     ray = _import_ray()
     opts = {'num_cpus': cpus, 'num_gpus': gpus}
-    warm = ray.remote(**opts)(warm_seed_student)
+    warm = ray.remote(**opts)(_warm_seed_student)
     after = ray.remote(**opts)(_run_after)
     firsts = {(ep.preset, ep.seed): ep for ep in reversed(todo)}
     warmed = {k: warm.remote(ep, str(out), spec.iterations, cpus) for k, ep in firsts.items()}
@@ -396,7 +396,7 @@ def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str =
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     episodes = spec.episodes()
     todo = [ep for ep in episodes if not (out / ep.folder / 'result.jsonl').exists()]
-    done = [run_one(ep, out, spec.iterations, cpus_per_episode) for ep in episodes if ep not in todo]
+    done = [_run_one(ep, out, spec.iterations, cpus_per_episode) for ep in episodes if ep not in todo]
     rows = {Episode.of(r): r for r in done}
     t0 = time.perf_counter()
     runner = _on_ray_restarting(todo, out, spec, cpus_per_episode, gpus_per_episode, address,
@@ -409,7 +409,7 @@ def run_sweep(spec: SweepSpec, out: str | Path = 'runs/sweep', *, backend: str =
             rows[Episode.of(r)] = {**r, 'ran': True}
             bar.set_postfix_str(f'{r["env"]} {r["policy"]} seed {r["seed"]}: {r["test_gain_points"]:+.1f}')
     ordered = [rows[ep] for ep in episodes]
-    cells, pairs = summarize(ordered, spec.policies)
+    cells, pairs = _summarize(ordered, spec.policies)
     result = SweepResult(spec=spec, rows=ordered, cells=cells, pairs=pairs, out_dir=str(out), backend=backend,
                          seconds=round(time.perf_counter() - t0, 1), ran=sum(r['ran'] for r in ordered))
     save_sweep(result)

@@ -14,8 +14,8 @@ import numpy as np
 from fastcore.basics import patch
 
 from ..registry import lookup, make, registered
-from ..lm import Generate, agent_messages, append_jsonl, encode, render, sample_commands
-from ..stats import (bootstrap_ci, difference_cells, difference_head, interval, markdown_table, mean,
+from ..lm import _Generate, agent_messages, _append_jsonl, encode, render, _sample_commands
+from ..stats import (bootstrap_ci, _difference_cells, _difference_head, interval, markdown_table, mean,
                               paired_difference)
 from dataenvgym.teaching.envs import (
     SkillListAction,
@@ -24,15 +24,14 @@ from dataenvgym.teaching.envs import (
     TeachingConfig,
     TeachingEnv,
 )
-from .policies import Policy, skill_histories
+from .policies import Policy, _skill_histories
 from .runner import run_episode
 from .sweep import Episode, row
 
 # %% auto #0
-__all__ = ['TEACHER_SYSTEM', 'METRICS', 'teacher_preset', 'teacher_env', 'observation_prompt', 'plan_text', 'fit_budget',
-           'parse_plan', 'plan_action', 'plan_reward', 'plan_pattern', 'plan_length', 'PlanGrammar', 'plan_grammar',
-           'sample_plans', 'LMTeacher', 'FixedReply', 'record_plans', 'plan_chats', 'PlanRollouts', 'plan_shares',
-           'reward_curve', 'evaluate_teachers', 'paired_gains', 'teacher_report', 'report_table']
+__all__ = ['teacher_preset', 'teacher_env', 'observation_prompt', 'plan_text', 'parse_plan', 'plan_action', 'plan_reward',
+           'PlanGrammar', 'LMTeacher', 'FixedReply', 'record_plans', 'plan_chats', 'PlanRollouts', 'reward_curve',
+           'evaluate_teachers', 'teacher_report', 'report_table']
 
 # %% ../../nbs/57_teaching.train.ipynb #4492d569
 _SMALL_STUDENT = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch_size=32,
@@ -60,7 +59,7 @@ def teacher_env(setup: str = 'small', seed_cache: str | Path | None = None, **ov
     return make('skill-list', preset=teacher_preset(setup), seed_cache=seed_cache, **overrides)
 
 # %% ../../nbs/57_teaching.train.ipynb #61b57471
-TEACHER_SYSTEM = (
+_TEACHER_SYSTEM = (
     'Plan data for the student: reply skill:n; skill:n, n examples per skill, the budget in all (more is'
     ' scaled down).'
 )
@@ -70,7 +69,7 @@ def _points(history: Sequence[float]) -> str: return '>'.join(str(round(100 * a)
 def observation_prompt(obs: SkillListObservation) -> str:
     "A SKILL-LIST observation as a compact prompt: iteration, budget, accuracy history, skills' history (%)."
     lines = [f'iteration {obs.iteration}, budget {obs.budget}, accuracy {_points(obs.history)}']
-    return '\n'.join(lines + [f'{s} {_points(h)}' for s, h in sorted(skill_histories(obs).items())])
+    return '\n'.join(lines + [f'{s} {_points(h)}' for s, h in sorted(_skill_histories(obs).items())])
 
 # %% ../../nbs/57_teaching.train.ipynb #2f213ec5
 def plan_text(action: SkillListAction) -> str:
@@ -79,7 +78,7 @@ def plan_text(action: SkillListAction) -> str:
 
 _PART = re.compile(r'\s*([A-Za-z_][\w-]*)\s*:\s*(\d{1,6})\s*')
 
-def fit_budget(action: SkillListAction, budget: int) -> SkillListAction:
+def _fit_budget(action: SkillListAction, budget: int) -> SkillListAction:
     "`action` as is if it asks for at most `budget` examples, else counts scaled down proportionally to it."
     counts = np.array([p.n for p in action.plans]); total = int(counts.sum())
     if total <= budget: return action
@@ -104,7 +103,7 @@ def parse_plan(text: str, obs: SkillListObservation | None = None, scale: bool =
         plans.append(SkillPlan(skill=m[1], n=int(m[2])))
     action = SkillListAction(plans=plans)
     if obs is not None:
-        if scale: action = fit_budget(action, obs.budget)
+        if scale: action = _fit_budget(action, obs.budget)
         _check_plan(action.plans, obs)
     return action
 
@@ -121,7 +120,7 @@ def plan_action(text: str, budget: int | None = None) -> SkillListAction | str:
     # the text as-is is refused
     try: action = parse_plan(text)
     except ValueError: return text
-    return action if budget is None else fit_budget(action, budget)
+    return action if budget is None else _fit_budget(action, budget)
 
 def plan_reward(obs: SkillListObservation, penalty: float = -0.1) -> float:
     "A teacher's reward for a step: the environment's (validation gain), or `penalty` if it refused the plan."
@@ -129,11 +128,11 @@ def plan_reward(obs: SkillListObservation, penalty: float = -0.1) -> float:
 
 
 # %% ../../nbs/57_teaching.train.ipynb #c7d2e9a1
-def plan_pattern(skills: Sequence[str], digits: int = 4) -> str:
+def _plan_pattern(skills: Sequence[str], digits: int = 4) -> str:
     "Regex of a whole plan: every skill once, in order, `skill:n; skill:n` with `n` of 1 to `digits` digits."
     return '; '.join(rf'{re.escape(s)}:\d{{1,{digits}}}' for s in skills)
 
-def plan_length(skills: Sequence[str], digits: int = 4) -> int:
+def _plan_length(skills: Sequence[str], digits: int = 4) -> int:
     "Characters in the longest plan of `plan_pattern(skills, digits)` (so at most that many tokens)."
     return len('; '.join(f'{s}:{"9" * digits}' for s in skills))
 
@@ -144,8 +143,8 @@ class PlanGrammar:
         # partial matching: is this text the start of a plan?
         import regex
         self.skills, self.eos, self.tokenizer = list(skills), tokenizer.eos_token_id, tokenizer
-        self.pattern = regex.compile(plan_pattern(self.skills, digits))
-        self.longest = plan_length(self.skills, digits)
+        self.pattern = regex.compile(_plan_pattern(self.skills, digits))
+        self.longest = _plan_length(self.skills, digits)
         special, self.by_first = set(tokenizer.all_special_ids), {}
         for i in range(len(tokenizer)):
             if i not in special and (s := tokenizer.decode([i])):
@@ -166,11 +165,11 @@ class PlanGrammar:
 
 # %% ../../nbs/57_teaching.train.ipynb #a29e2ed9
 @functools.cache
-def plan_grammar(tokenizer, skills: tuple[str, ...]) -> PlanGrammar:
+def _plan_grammar(tokenizer, skills: tuple[str, ...]) -> PlanGrammar:
     "The `PlanGrammar` of `skills` for `tokenizer`, built once (it reads the whole vocabulary)."
     return PlanGrammar(tokenizer, skills)
 
-def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGrammar, temperature: float = 1.0,
+def _sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGrammar, temperature: float = 1.0,
                  greedy: bool = False) -> list[tuple[list[int], list[int]]]:
     "Each context's plan under `grammar` (sampled or greedy): token ids, ending with the end token, and mask."
     width = max(map(len, contexts))
@@ -178,7 +177,7 @@ def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGramm
         return grammar.allowed(tokenizer.decode(ids[width:].tolist(), skip_special_tokens=True)) or [
             grammar.eos
         ]
-    out = sample_commands(model, tokenizer, contexts, grammar.longest + 1, temperature, greedy,
+    out = _sample_commands(model, tokenizer, contexts, grammar.longest + 1, temperature, greedy,
                           prefix_allowed_tokens_fn=allowed)
     return [(ids, grammar.mask(ids)) for ids in out]
 
@@ -186,7 +185,7 @@ def sample_plans(model, tokenizer, contexts: list[list[int]], grammar: PlanGramm
 class LMTeacher(Policy):
     "A language model as a SKILL-LIST policy: the observation as a prompt, its reply as the plan."
     # the reply: greedy, or sampled at `temperature`; under the plan's grammar
-    def __init__(self, model, tokenizer, name: str = 'lm', system: str = TEACHER_SYSTEM,
+    def __init__(self, model, tokenizer, name: str = 'lm', system: str = _TEACHER_SYSTEM,
                  max_new_tokens: int = 96,
                  fallback: Policy | None = None, scale: bool = True, constrained: bool = True,
                  temperature: float | None = None):
@@ -216,9 +215,9 @@ class LMTeacher(Policy):
         with torch.random.fork_rng():
             torch.manual_seed(1000 * obs.seed + obs.iteration)
             if self.constrained:
-                grammar = plan_grammar(self.tokenizer, tuple(sorted(obs.per_skill)))
-                ids = sample_plans(self.model, self.tokenizer, ctx, grammar, **kw)[0][0]
-            else: ids = sample_commands(self.model, self.tokenizer, ctx, self.max_new_tokens, **kw)[0]
+                grammar = _plan_grammar(self.tokenizer, tuple(sorted(obs.per_skill)))
+                ids = _sample_plans(self.model, self.tokenizer, ctx, grammar, **kw)[0][0]
+            else: ids = _sample_commands(self.model, self.tokenizer, ctx, self.max_new_tokens, **kw)[0]
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
     def __call__(self, obs: SkillListObservation) -> SkillListAction | str:
@@ -253,7 +252,7 @@ def record_plans(env: TeachingEnv, policies: Sequence[Policy], seeds: Sequence[i
     return rows
 
 # %% ../../nbs/57_teaching.train.ipynb #f97aac61
-def plan_chats(rows: Sequence[dict], system: str = TEACHER_SYSTEM):
+def plan_chats(rows: Sequence[dict], system: str = _TEACHER_SYSTEM):
     "A `datasets.Dataset` of chats (`messages`: system, observation, plan) from `record_plans` rows."
     from datasets import Dataset
     return Dataset.from_list([{'messages': agent_messages([r['prompt']], [r['plan']], system),
@@ -264,9 +263,9 @@ def plan_chats(rows: Sequence[dict], system: str = TEACHER_SYSTEM):
 class PlanRollouts:
     "A TRL `rollout_func` for teachers: prompt = a seed's first observation, completion = plan."
     # the plan is sampled under the plan's grammar, if `constrained`; its reward is the step's
-    def __init__(self, env: TeachingEnv, seeds: Sequence[int], system: str = TEACHER_SYSTEM,
+    def __init__(self, env: TeachingEnv, seeds: Sequence[int], system: str = _TEACHER_SYSTEM,
                  max_new_tokens: int = 96,
-                 penalty: float = -0.1, generate: Generate | None = None, log_path: str | Path | None = None,
+                 penalty: float = -0.1, generate: _Generate | None = None, log_path: str | Path | None = None,
                  scale: bool = True,
                  constrained: bool = True):
         from datasets import Dataset
@@ -283,7 +282,7 @@ class PlanRollouts:
             self.seed_of.setdefault(observation_prompt(obs := env.reset(seed=seed)), seed)
         self.skills = tuple(sorted(obs.per_skill))
         # what `grpo_train` allows a completion: the plan (free, or the grammar's longest) and its end
-        self.max_length = max(max_new_tokens, plan_length(self.skills) if constrained else 0) + 1
+        self.max_length = max(max_new_tokens, _plan_length(self.skills) if constrained else 0) + 1
         self.dataset = Dataset.from_list([{'prompt': agent_messages([p], [], system), 'seed': s} for p,
                                           s in self.seed_of.items()])
 
@@ -317,20 +316,20 @@ def __call__(self: PlanRollouts, prompts: list, trainer) -> dict:
     contexts = [encode(tok, render(tok, p, True)) for p in prompts]
     if self.generate or not self.constrained:
         gen = self.generate or (lambda m, t,
-                                ctx: sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
+                                ctx: _sample_commands(m, t, ctx, self.max_new_tokens, trainer.temperature))
         closed = [_close(ids, tok.eos_token_id) for ids in gen(model, tok, contexts)]
-    else: closed = sample_plans(model, tok, contexts, plan_grammar(tok, self.skills), trainer.temperature)
+    else: closed = _sample_plans(model, tok, contexts, _plan_grammar(tok, self.skills), trainer.temperature)
     rows = self.play_all([self.seed_of[p[-1]['content']] for p in prompts],
                          [tok.decode(ids, skip_special_tokens=True) for ids, _ in closed],
                          trainer.state.global_step)
     self.log += rows
-    if self.log_path: append_jsonl(self.log_path, rows)
+    if self.log_path: _append_jsonl(self.log_path, rows)
     return {'prompt_ids': contexts, 'completion_ids': [c for c, _ in closed], 'logprobs': None,
             'env_mask': [m for _, m in closed], 'env_return': [r['reward'] for r in rows],
             'env_seed': [r['seed'] for r in rows]}
 
 # %% ../../nbs/57_teaching.train.ipynb #dc876978
-def plan_shares(log: Sequence[dict]):
+def _plan_shares(log: Sequence[dict]):
     "Mean budget share per skill in each GRPO step's taken plans (a DataFrame: row a step, column a skill)."
     import pandas as pd
     taken = [{'step': r['step'], **{p.skill: p.n for p in parse_plan(r.get('played', r['plan'])).plans}}
@@ -353,7 +352,7 @@ def reward_curve(log: Sequence[dict]):
            title="Reward: each plan's validation gain")
     a1.legend(fontsize=8)
     if any(r['error'] is None for r in log):
-        shares = plan_shares(log)
+        shares = _plan_shares(log)
         a2.stackplot(shares.index, 100 * shares.T.values, labels=shares.columns, alpha=0.8)
         a2.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.0, 1.0))
     a2.set(xlabel='GRPO step', ylabel='share of the budget (%)',
@@ -383,13 +382,13 @@ def evaluate_teachers(make_env: Callable[[], TeachingEnv], teachers: dict[str, P
     return rows
 
 # %% ../../nbs/57_teaching.train.ipynb #d5e4b250
-def paired_gains(rows: Sequence[dict], a: str, b: str, metric: str = 'test_gain_points') -> dict | None:
+def _paired_gains(rows: Sequence[dict], a: str, b: str, metric: str = 'test_gain_points') -> dict | None:
     "Teacher `a` minus `b` on `metric`, per seed on seeds both played: mean, bootstrap 95% CI, win rate."
     of = lambda name: [r for r in rows if r['policy'] == name]
     d = paired_difference(of(a), of(b), metric, diff_digits=4)
     return d and {'a': a, 'b': b, 'metric': metric, **d}
 
-METRICS = ('test_gain_points', 'val_gain_points')
+_METRICS = ('test_gain_points', 'val_gain_points')
 
 # %% ../../nbs/57_teaching.train.ipynb #a4aafb21
 def teacher_report(rows: Sequence[dict], reference: str | None = None) -> dict:
@@ -400,11 +399,11 @@ def teacher_report(rows: Sequence[dict], reference: str | None = None) -> dict:
         got = [r for r in rows if r['policy'] == p]
         return {
             'n': len(got),
-            **{f'mean_{m}': mean([r[m] for r in got]) for m in METRICS},
-            **{f'{m}_ci': bootstrap_ci([r[m] for r in got]) for m in METRICS},
+            **{f'mean_{m}': mean([r[m] for r in got]) for m in _METRICS},
+            **{f'{m}_ci': bootstrap_ci([r[m] for r in got]) for m in _METRICS},
         }
     return {'reference': reference, 'teachers': {p: cell(p) for p in names},
-            'pairs': [paired_gains(rows, reference, b, m) for b in names if b != reference for m in METRICS]}
+            'pairs': [_paired_gains(rows, reference, b, m) for b in names if b != reference for m in _METRICS]}
 
 # %% ../../nbs/57_teaching.train.ipynb #a2ba36ab
 def report_table(report: dict) -> str:
@@ -413,7 +412,7 @@ def report_table(report: dict) -> str:
     gains = lambda c, m: [f"{c[f'mean_{m}']:+.1f}", interval(c[f'{m}_ci'])]
     teachers = markdown_table(head, [[p, c['n'], *gains(c, 'test_gain_points'), *gains(c, 'val_gain_points')]
                                      for p, c in report['teachers'].items()], left=1)
-    pairs = markdown_table(['paired difference', 'on', *difference_head()],
-                           [[f"{d['a']} − {d['b']}", d['metric'].split('_')[0], *difference_cells(d)]
+    pairs = markdown_table(['paired difference', 'on', *_difference_head()],
+                           [[f"{d['a']} − {d['b']}", d['metric'].split('_')[0], *_difference_cells(d)]
                             for d in report['pairs'] if d], left=2)
     return teachers + '\n\n' + pairs

@@ -22,17 +22,17 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from ..core import Datum, Domain, EvalReport, read_jsonl
 from ..registry import make, registered
 from dataenvgym.plotting import (
-    ACCURACY_CMAP,
+    _ACCURACY_CMAP,
     Explorer,
     _acc_cell,
     _acc_colors,
     _axes,
     _clip,
     _ipywidgets,
-    live_widgets,
+    _live_widgets,
     _html_table,
     _td,
-    figure_png,
+    _figure_png,
     plot_style,
 )
 from .runner import EpisodeResult
@@ -68,7 +68,7 @@ def plot_skill_heatmap(skill_history: Sequence[Mapping[str, float]], ax: Axes | 
         len(skills), len(skill_history)
     )
     ax = _axes(ax, (1.6 + 0.7 * len(skill_history), 1.2 + 0.35 * len(skills)))
-    im = ax.imshow(grid, vmin=0, vmax=1, cmap=ACCURACY_CMAP, aspect='auto')
+    im = ax.imshow(grid, vmin=0, vmax=1, cmap=_ACCURACY_CMAP, aspect='auto')
     ax.grid(False)
     ax.set(yticks=range(len(skills)), yticklabels=skills, xticks=range(len(skill_history)),
            xlabel='iteration', title=title)
@@ -148,7 +148,7 @@ def plot_forest(forest: SkillForest, ax: Axes | None = None,
         if s is None: tick.set_fontweight('bold')
     ax.grid(axis='y', visible=False)
     ax.set_xlim(0, max([s.allocation for _, s in subs] + [1]) * 1.35)
-    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, 1), cmap=ACCURACY_CMAP)
+    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0, 1), cmap=_ACCURACY_CMAP)
     ax.figure.colorbar(sm, ax=ax, fraction=.04, format=PercentFormatter(1.0, decimals=0),
                        label="accuracy on the subskill's data (grey: none)")
     return ax.figure
@@ -393,7 +393,7 @@ def show(self: EpisodeExplorer, i: int) -> None:
         with plot_style():
             fig = Figure(figsize=(5, 3.2), layout='constrained')
             self._plot_skills(fig.subplots(), i)
-        self._pngs[i] = figure_png(fig)
+        self._pngs[i] = _figure_png(fig)
     self._plot.value, self._skills.value = self._pngs[i], self.skills_html(i)
     self._text.value = (
         f'<pre style="font-size:85%;line-height:1.3">{html.escape(self.summary(i, width=110))}</pre>'

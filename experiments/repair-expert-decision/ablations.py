@@ -19,7 +19,7 @@ import numpy as np
 
 from dataenvgym.repair.agents import Agent, InspectorAgent, OracleAgent, compare_agents
 from dataenvgym.repair.env import ALL_COMMANDS, RepairObservation, parse_command
-from dataenvgym.repair.specialists import OPS
+from dataenvgym.repair.specialists import _OPS
 
 EXPERT_FIXES = ['rescale', 'coerce_numeric', 'drop_duplicates', 'impute', 'relabel_site']
 
@@ -36,7 +36,7 @@ class WithoutFixes:
     "`agent` with the fix kinds `ops` left out: its `apply` of one is answered, without a step, by an error observation."
     def __init__(self, agent: Agent, ops: Iterable[str], patience: int = 100):
         ops = frozenset(ops)
-        if bad := sorted(ops - set(OPS)): raise ValueError(f'unknown fix kinds {bad}; valid: {", ".join(OPS)}')
+        if bad := sorted(ops - set(_OPS)): raise ValueError(f'unknown fix kinds {bad}; valid: {", ".join(_OPS)}')
         self.agent, self.ops, self.patience = agent, ops, patience
 
     def begin(self, env):

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from datasets import Dataset
 from dataenvgym.stats import proportion_ci
-from dataenvgym.lm import SFTSettings, agent_messages, encode, render, sample_commands, sft_train, tiny_agent
+from dataenvgym.lm import SFTSettings, agent_messages, encode, render, _sample_commands, sft_train, tiny_agent
 from dataenvgym.repair.agents import InspectorAgent, play_episode, site_agreement
 from dataenvgym.repair.env import RepairEnv
 from dataenvgym.repair.demos import SYSTEM_PROMPT, observation_text
@@ -85,7 +85,7 @@ def main(argv=None):
     contexts = [encode(tok, render(tok, agent_messages([t], [], SYSTEM_PROMPT), add_generation_prompt=True))
                 for t, _ in test]
     replies = [tok.decode(ids, skip_special_tokens=True).strip() for i in range(0, len(contexts), 100)
-               for ids in sample_commands(model, tok, contexts[i:i + 100], greedy=True)]
+               for ids in _sample_commands(model, tok, contexts[i:i + 100], greedy=True)]
     right = np.array([got == want for got, (_, want) in zip(replies, test)])
     relabel = np.array([want != 'validate' for _, want in test])
     out = {'train': a.train, 'epochs': a.epochs, 'test': a.test, 'hidden': a.hidden, 'layers': a.layers,

@@ -34,11 +34,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from dataenvgym.lm import agent_messages, append_jsonl, encode, render, sample_replies
-from dataenvgym.repair.agents import BASELINES, Agent, PathAgent, exhaustive_path
+from dataenvgym.lm import agent_messages, _append_jsonl, encode, render, sample_replies
+from dataenvgym.repair.agents import BASELINES, Agent, _PathAgent, _exhaustive_path
 from dataenvgym.repair.demos import SYSTEM_PROMPT, decision_dataset, record_rollouts
 from dataenvgym.repair.env import RepairEnv
-from dataenvgym.repair.rollouts import (Rollout, _advance, _begin, _live, command_replies, command_trie,
+from dataenvgym.repair.rollouts import (Rollout, _advance, _begin, _live, _command_replies, command_trie,
                                        play_episodes)
 
 
@@ -52,7 +52,7 @@ def reply_text(tokenizer, ids: list[int]) -> str:
 
 def demonstrator_agent(agent: str, task: str, seed: int) -> Agent:
     "The baseline `agent` for one episode; the exhaustive agent's search condensed to its path (`PathAgent`)."
-    return PathAgent(exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
+    return _PathAgent(_exhaustive_path(task, seed)) if agent == 'exhaustive' else BASELINES[agent](seed)
 
 
 class DecisionRollouts:
@@ -64,7 +64,7 @@ class DecisionRollouts:
                  system: str = SYSTEM_PROMPT, max_new_tokens: int = 20, max_length: int = 768,
                  log_path: str | Path | None = None):
         from datasets import Dataset
-        if not callable(reward) and reward not in ('episode', 'demonstrator', *command_replies(task)):
+        if not callable(reward) and reward not in ('episode', 'demonstrator', *_command_replies(task)):
             raise ValueError(f"reward is 'episode', 'demonstrator', one command of {task} (such as 'apply 1') "
                              f"or a function of (observation, reply); got {reward!r}")
         if states not in ('successful', 'all'):
@@ -131,7 +131,7 @@ class DecisionRollouts:
             rows.append({'step': trainer.state.global_step, **row, 'env_seconds': seconds})
             completions.append(ids); masks.append(mask)
         self.log += rows
-        if self.log_path: append_jsonl(self.log_path, rows)
+        if self.log_path: _append_jsonl(self.log_path, rows)
         return {'prompt_ids': contexts, 'completion_ids': completions, 'logprobs': None, 'env_mask': masks,
                 'env_return': [r['reward'] for r in rows], 'env_seed': [r['seed'] for r in rows]}
 
@@ -234,6 +234,6 @@ class BranchRollouts:
                          'return': r.ret, 'reward': self.score(r),
                          'env_seconds': round(r.env_seconds + own[r.seed].env_seconds / group[r.seed], 4)})
         self.log += rows
-        if self.log_path: append_jsonl(self.log_path, rows)
+        if self.log_path: _append_jsonl(self.log_path, rows)
         return {'prompt_ids': contexts, 'completion_ids': completions, 'logprobs': None, 'env_mask': masks,
                 'env_return': [r['reward'] for r in rows], 'env_seed': seeds}

@@ -41,7 +41,7 @@ from dataenvgym.stats import bootstrap_ci, parse_seeds
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train
 from dataenvgym.repair.agents import BASELINES
 from dataenvgym.repair.evaluation import evaluate_agent, paired_difference
-from dataenvgym.repair.rollouts import command_replies
+from dataenvgym.repair.rollouts import _command_replies
 from dataenvgym.repair.tasks import TASKS
 from dataenvgym.repair.train import TrainConfig, load_agent
 from decisions import BranchRollouts, DecisionRollouts     # beside this script (its folder is on sys.path)
@@ -124,7 +124,7 @@ def main():
     if set(train) & set(held): raise SystemExit('--seeds and --eval-seeds overlap: evaluate on seeds not trained on')
     if a.rollouts == 'branch' and (a.reward not in ('episode', 'success') or a.sft_baseline):
         raise SystemExit('--rollouts branch takes --reward episode or success, and no --sft-baseline')
-    if a.rollouts == 'decisions' and a.reward not in ('episode', 'demonstrator', *RULES, *command_replies(a.task)):
+    if a.rollouts == 'decisions' and a.reward not in ('episode', 'demonstrator', *RULES, *_command_replies(a.task)):
         raise SystemExit(f"--reward is episode, demonstrator, a command of {a.task} (such as 'apply 1') or "
                          f"{', '.join(RULES)}; got {a.reward!r}")
     try:
