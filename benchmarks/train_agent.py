@@ -3,12 +3,17 @@
     python benchmarks/train_agent.py --train-seeds 30 --eval-seeds 50 --grpo-steps 10 --threads 2
     python benchmarks/train_agent.py --config tiny-medium-hard --out runs/agent-medium-hard --threads 2
     python benchmarks/train_agent.py --config tiny-expert --eval-seeds 0:40 --out runs/agent-expert --json
+    python benchmarks/train_agent.py --config cpu-grpo --eval-seeds 0:40 --out runs/cpu-grpo --json --control-sft
 
 With `--config`, `--eval-seeds START:COUNT` replaces the config's evaluation seeds; a seed the recipe trained on
 (warm-up, GRPO) or calibrated its tasks on is refused with an error. `--json` prints only the compact result:
-`{"tasks": {TASK: {"trained": {"success"}, "sft": {"success"}, "grpo_minus_sft": {"mean", "lo", "hi"},
-"baselines": {AGENT: {"success"}}}}}` (differences in points, 95% bootstrap interval, paired by seed) with the reward
-curve and the timings. A phase already finished in `--out` by the same recipe (its `config.yaml`; for GRPO, all its
+`{"tasks": {TASK: {"trained": {"success"}, "sft": {"success"}, "demonstrator": {"success"}, "grpo_minus_sft":
+{"mean", "lo", "hi"}, "baselines": {AGENT: {"success"}}}}}` (differences in points, 95% bootstrap interval, paired by
+seed; the demonstrator is the recipe's first warm-up agent) with the reward curve and the timings; with a `decision`
+in the recipe, `decision`: what GRPO's sampled episodes chose at each step and what each model chose on the held-out
+seeds. `--control-sft` also trains the control: the SFT start trained on for as many further steps as GRPO took (a
+step of `per_step × num_generations` warm-up chats, the warm-up's learning rate), evaluated on the same seeds
+(`more_sft`, `grpo_minus_more_sft`): is the gain RL's, or more training's? A phase already finished in `--out` by the same recipe (its `config.yaml`; for GRPO, all its
 steps logged) is reused, not retrained: rerunning with other evaluation seeds only evaluates.
 
 With `--config` (a name in `TRAIN_CONFIGS` or a YAML/JSON file) it runs that config's recipe instead — `run_sft`,
@@ -31,13 +36,14 @@ import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
 import torch
+from pydantic import ValidationError
 from dataenvgym.repair.tasks import TASKS
 from dataenvgym.stats import parse_seeds
-from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, length_report, sft_train, tiny_agent
+from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, length_report, save_agent, sft_train, tiny_agent
 from dataenvgym.repair.demos import record_rollouts, warmup_dataset
-from dataenvgym.repair.evaluation import eval_summary, evaluate_agent, success_rates
+from dataenvgym.repair.evaluation import eval_summary, evaluate_agent, paired_difference, success_rates
 from dataenvgym.repair.rollouts import EnvRollouts
-from dataenvgym.repair.train import TrainConfig, run_eval, run_grpo, run_sft
+from dataenvgym.repair.train import TrainConfig, _decision_trace, load_agent, run_eval, run_grpo, run_sft
 
 
 def config_for(name: str, threads: int, eval_seeds: str | None = None) -> TrainConfig:
@@ -49,7 +55,8 @@ def config_for(name: str, threads: int, eval_seeds: str | None = None) -> TrainC
         if seeds != list(range(seeds[0], seeds[-1] + 1)): raise SystemExit('--eval-seeds must be one range of seeds')
         config['eval_seeds'] = (seeds[0], seeds[-1] + 1)
     try: return TrainConfig.model_validate({**config, 'threads': threads})
-    except ValueError as e: raise SystemExit(f'{name}: {e}')
+    except ValidationError as e:   # one line: the validator's message, not pydantic's report
+        raise SystemExit(f"{name}: " + '; '.join(err['msg'].removeprefix('Value error, ') for err in e.errors()))
 
 
 def compact(res: dict) -> dict:
@@ -59,19 +66,28 @@ def compact(res: dict) -> dict:
         d = (ev.get('grpo_vs_sft') or {}).get(task) or {}
         lo, hi = d.get('success_diff_ci') or [None, None]
         pts = lambda x: None if x is None else round(100 * x, 1)
+        demonstrator = res['config']['warmup_agents'][0]
         tasks[task] = {'trained': {'success': t['agents']['trained']['success']},
                        'sft': {'success': t['agents'].get('sft', {}).get('success')},
+                       'demonstrator': {'agent': demonstrator,
+                                        'success': t['agents'].get(demonstrator, {}).get('success')},
                        'grpo_minus_sft': {'mean': pts(d.get('success_diff')), 'lo': pts(lo), 'hi': pts(hi)},
                        'baselines': {a: {'success': s['success']} for a, s in t['agents'].items()
-                                     if a not in ('trained', 'sft')}}
-    return {'tasks': tasks, 'grpo_reward': res['grpo']['reward'], 'grpo_level': res['grpo']['level'],
+                                     if a not in ('trained', 'sft', 'more-sft')}}
+        if 'more-sft' in t['agents']:
+            c = res['more_sft'][task]
+            tasks[task]['more_sft'] = {'success': t['agents']['more-sft']['success']}
+            tasks[task]['grpo_minus_more_sft'] = {'mean': pts(c['success_diff']), 'lo': pts(c['success_diff_ci'][0]),
+                                                  'hi': pts(c['success_diff_ci'][1])}
+    extra = {'decision': {'grpo_steps': res['grpo'].get('decision'), 'held_out': ev['decision']}} if ev.get('decision') else {}
+    return {**extra, 'tasks': tasks, 'grpo_reward': res['grpo']['reward'], 'grpo_level': res['grpo']['level'],
             'warmup_chats': res['sft']['chats'], 'decision_chats': res['sft'].get('decision_chats'),
             'timing': res['timing'], 'commands': ev.get('commands'),
             'divergence': ev.get('divergence')}
 
 
 # What each phase depends on: a finished phase in `--out` is reused when these fields of its recorded config match.
-EVAL_ONLY = {'eval_seeds', 'eval_on', 'baselines', 'threads', 'calibration_seeds'}
+EVAL_ONLY = {'eval_seeds', 'eval_on', 'baselines', 'threads', 'calibration_seeds', 'decision'}
 GRPO_ONLY = {'grpo', 'grpo_seeds', 'curriculum', 'curriculum_window', 'curriculum_threshold', 'constrained',
              'success_bonus'}
 
@@ -108,12 +124,36 @@ def reused(out: Path, phase: str) -> dict:
         chats = len((out / 'warmup.jsonl').read_text().splitlines())
         return {'phase': 'sft', 'chats': chats, 'saved': str(out / 'sft'), 'reused': True}
     log, steps = [json.loads(l) for l in (out / 'logs' / 'rollouts.jsonl').read_text().splitlines()], _grpo_log(out)
+    config = TrainConfig.load(out / 'config.yaml')
     return {'phase': 'grpo', 'steps': len(steps), 'episodes': len(log), 'saved': str(out / 'grpo'),
             'reward': [round(r['reward'], 4) for r in steps], 'level': log[-1]['level'] if log else None,
-            'reused': True}
+            **({'decision': _decision_trace(log, config.decision)} if config.decision else {}), 'reused': True}
 
 
-def from_config(config: TrainConfig, out: str) -> dict:
+def more_sft(config: TrainConfig, out: Path, progress: bool = False) -> dict:
+    "The control: the SFT start trained on its warm-up chats for GRPO's number of steps (as many chats a step); reused."
+    from datasets import Dataset
+    done = out / 'more-sft' / 'config.json'
+    g, t = config.grpo, time.perf_counter()
+    settings = config.sft.model_copy(update={'max_steps': g.steps, 'batch_size': g.per_step * g.num_generations})
+    if not (done.exists() and reusable(config, out, 'sft')):
+        model, tok = load_agent(out / 'sft', config)
+        chats = [json.loads(l) for l in (out / 'warmup.jsonl').read_text().splitlines()]
+        trainer = sft_train(model, tok, Dataset.from_list([{'messages': c['messages']} for c in chats]), settings,
+                            progress=progress)
+        save_agent(trainer.model, tok, out / 'more-sft')
+    model, tok = load_agent(out / 'more-sft', config)
+    rows = evaluate_agent(model, tok, config.eval_tasks, range(*config.eval_seeds), (), name='more-sft',
+                          max_turns=config.max_turns, max_length=config.sft.max_length, constrained=config.constrained)
+    trained = [json.loads(l) for l in (out / 'eval.jsonl').read_text().splitlines()]
+    (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in trained + rows))
+    return {'seconds': round(time.perf_counter() - t, 1), 'steps': settings.max_steps, 'batch_size': settings.batch_size,
+            'rows': rows, **{task: paired_difference([r for r in trained if r['task'] == task and r['agent'] == 'trained'],
+                                                      [r for r in rows if r['task'] == task])
+                            for task in config.eval_tasks}}
+
+
+def from_config(config: TrainConfig, out: str, control: bool = False) -> dict:
     "The config's recipe (SFT, GRPO, evaluation of both on the held-out seeds) with its timings; finished phases reused."
     res, t, out = {'config': config.model_dump(mode='json')}, time.perf_counter(), Path(out)
     keep_sft = reusable(config, out, 'sft')
@@ -129,12 +169,20 @@ def from_config(config: TrainConfig, out: str) -> dict:
     t = time.perf_counter()
     res['eval'] = run_eval(config, out)
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
+    if control:
+        res['more_sft'] = more_sft(config, out, progress=sys.stderr.isatty())
+        rows = res['more_sft'].pop('rows')
+        for task in config.eval_tasks:
+            res['eval']['tasks'][task]['agents']['more-sft'] = eval_summary(
+                [r for r in rows if r['task'] == task], None)['tasks'][task]['agents']['more-sft']
     log = [json.loads(l) for l in (Path(out) / 'logs' / 'rollouts.jsonl').read_text().splitlines()]
     env_seconds, steps = sum(r['env_seconds'] for r in log), max(res['grpo']['steps'], 1)
     res['timing'] = {'sft_seconds': res['sft_seconds'], 'grpo_seconds': round(grpo_seconds, 1),
                      'grpo_seconds_per_step': round(grpo_seconds / steps, 2),
                      'env_seconds_per_step': round(env_seconds / steps, 2),
-                     'env_share_of_grpo': round(env_seconds / grpo_seconds, 3), 'episodes': len(log)}
+                     'env_share_of_grpo': round(env_seconds / grpo_seconds, 3), 'episodes': len(log),
+                     'eval_seconds': res['eval_seconds'],
+                     **({'more_sft_seconds': res['more_sft']['seconds']} if control else {})}
     return res
 
 
@@ -152,11 +200,13 @@ def main():
     p.add_argument('--config', help="run a TrainConfig's recipe (a name in TRAIN_CONFIGS or a file) instead")
     p.add_argument('--out', default=None, help='run folder for --config (default: runs/agent-<config>)')
     p.add_argument('--json', action='store_true', help='with --config: print the compact result only')
+    p.add_argument('--control-sft', action='store_true',
+                   help='with --config: also train and evaluate the SFT start for as many further SFT steps as GRPO took')
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     if a.config:
         config = config_for(a.config, a.threads, a.eval_seeds)
-        res = from_config(config, a.out or f'runs/agent-{Path(a.config).stem}')
+        res = from_config(config, a.out or f'runs/agent-{Path(a.config).stem}', control=a.control_sft)
         print(json.dumps(compact(res) if a.json else res, indent=1))
         return
     a.eval_seeds = int(a.eval_seeds or 50)

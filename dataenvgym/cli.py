@@ -293,8 +293,8 @@ def _print_train(res: dict) -> None:
         print(eval_report(res))
 
 # %% ../nbs/80_cli.ipynb #7a1c9e42
-_TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'tiny-expert', 'qwen2.5-1.5b-t4',
-                      'qwen2.5-1.5b-medium-hard')
+_TRAIN_CONFIG_NAMES = ('tiny', 'tiny-curriculum', 'tiny-medium-hard', 'tiny-expert', 'cpu-grpo',
+                      'qwen2.5-1.5b-t4', 'qwen2.5-1.5b-medium-hard')
 
 def _check_train_config(name: str) -> None:
     "What `train` can check of its config before importing heavy libraries: a named one, or a YAML mapping."

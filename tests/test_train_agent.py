@@ -68,9 +68,38 @@ def test_compact_result_keeps_the_checked_keys_and_the_divergence(bench):
     res = {'eval': {'tasks': {'task_4_expert': {'agents': agents}}, 'commands': {},
                     'grpo_vs_sft': {'task_4_expert': {'success_diff': 0.1, 'success_diff_ci': [0.0, 0.2]}},
                     'divergence': div},
-           'grpo': {'reward': [0.1], 'level': 1}, 'sft': {'chats': 3}, 'timing': {}}
+           'grpo': {'reward': [0.1], 'level': 1}, 'sft': {'chats': 3}, 'timing': {},
+           'config': {'warmup_agents': ['inspector']}}
     out = bench.compact(res)['tasks']['task_4_expert']
     assert out == {'trained': {'success': 0.3}, 'sft': {'success': 0.2},
+                   'demonstrator': {'agent': 'inspector', 'success': 0.9},
                    'grpo_minus_sft': {'mean': 10.0, 'lo': 0.0, 'hi': 20.0},
                    'baselines': {'inspector': {'success': 0.9}}}
-    assert bench.compact(res)['divergence'] == div
+    assert bench.compact(res)['divergence'] == div and 'decision' not in bench.compact(res)
+
+
+def test_compact_result_with_the_control_and_a_decision(bench):
+    "`--control-sft`: the control's success and GRPO minus it; a recipe's `decision`: GRPO's trace and the held-out choices."
+    agents = {'trained': {'success': 0.9}, 'sft': {'success': 0.1}, 'hedger': {'success': 0.5},
+              'more-sft': {'success': 0.15}}
+    decision = {'task_1_easy': {'trained': {'impute': 0.9, 'drop': 0.1, 'neither': 0.0}}}
+    res = {'eval': {'tasks': {'task_1_easy': {'agents': agents}}, 'commands': {}, 'decision': decision,
+                    'grpo_vs_sft': {'task_1_easy': {'success_diff': 0.8, 'success_diff_ci': [0.7, 0.9]}}},
+           'more_sft': {'task_1_easy': {'success_diff': 0.75, 'success_diff_ci': [0.6, 0.85]}},
+           'grpo': {'reward': [0.1], 'level': None, 'decision': {'impute': [0.3, 0.9]}}, 'sft': {'chats': 3},
+           'timing': {}, 'config': {'warmup_agents': ['hedger']}}
+    out = bench.compact(res)
+    task = out['tasks']['task_1_easy']
+    assert task['demonstrator'] == {'agent': 'hedger', 'success': 0.5} and task['more_sft'] == {'success': 0.15}
+    assert task['grpo_minus_more_sft'] == {'mean': 75.0, 'lo': 60.0, 'hi': 85.0}
+    assert 'more-sft' not in task['baselines'] and 'hedger' in task['baselines']
+    assert out['decision'] == {'grpo_steps': {'impute': [0.3, 0.9]}, 'held_out': decision}
+
+
+@pytest.mark.parametrize('seeds, phase', [('1000:40', 'calibration 1000-1039'), ('2300:10', 'grpo 2200-2799'),
+                                          ('2000:5', 'warmup 2000-2199')])
+def test_cpu_grpo_refuses_seeds_it_trained_or_calibrated_on(bench, seeds, phase):
+    with pytest.raises(SystemExit) as e: bench.config_for('cpu-grpo', 2, seeds)
+    assert str(e.value) == (f'cpu-grpo: evaluation seeds {seeds.replace(":", "-").split("-")[0]}-'
+                            f'{int(seeds.split(":")[0]) + int(seeds.split(":")[1]) - 1} overlap seeds this recipe '
+                            f'trained or calibrated on: {phase}; evaluate on held-out seeds')

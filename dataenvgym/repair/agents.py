@@ -18,7 +18,7 @@ from ..plotting import plot_style
 # %% auto #0
 __all__ = ['BASELINES', 'Agent', 'SubmitAgent', 'RandomAgent', 'HeuristicAgent', 'OracleAgent', 'ReaderAgent', 'RepairResult',
            'play_episode', 'Scripted', 'GreedyAgent', 'ExhaustiveAgent', 'site_agreement', 'InspectorAgent',
-           'compare_agents', 'plot_comparison']
+           'HedgingAgent', 'compare_agents', 'plot_comparison']
 
 # %% ../../nbs/63_repair.agents.ipynb #9540d6f0
 class Agent(Protocol):
@@ -251,6 +251,20 @@ class InspectorAgent(Scripted):
             yield f"apply {_on_show(obs, 'relabel_site', site=worst)[0]['n']}"
         yield 'validate'
 
+# %% ../../nbs/63_repair.agents.ipynb #0e58e849
+class HedgingAgent(Scripted):
+    "The heuristic's cleaning, right about missing values on a share `p_right` of seeds: imputes there, else drops."
+    def __init__(self, seed: int = 0, p_right: float = 0.4):
+        self.imputes = bool(np.random.default_rng([seed, 68]).random() < p_right)   # the seed's coin alone
+    def plan(self, obs):
+        obs = yield 'query_cleaner'
+        for fix in _on_show(obs, 'coerce_numeric')[:2]: yield f"apply {fix['n']}"
+        pick = _on_show(obs, 'impute', strategy='knn') if self.imputes else _on_show(obs, 'drop_missing_rows')
+        if pick: yield f"apply {pick[0]['n']}"
+        yield 'query_balancer'
+        yield 'apply 1'
+        yield 'validate'
+
 # %% ../../nbs/63_repair.agents.ipynb #9dddf9fa
 def compare_agents(agents: dict[str, Callable[[int], Agent]], tasks, seeds,
                    env: RepairEnv | None = None) -> list[dict]:
@@ -271,7 +285,7 @@ BASELINES = {'random': lambda seed: RandomAgent(seed), 'submit': lambda seed: Su
              'heuristic': lambda seed: HeuristicAgent(), 'reader': lambda seed: ReaderAgent(),
              'greedy': lambda seed: GreedyAgent(), 'inspector': lambda seed: InspectorAgent(),
              'exhaustive': lambda seed: ExhaustiveAgent(),
-             'oracle': lambda seed: OracleAgent()}
+             'oracle': lambda seed: OracleAgent(), 'hedger': lambda seed: HedgingAgent(seed)}
 
 # %% ../../nbs/63_repair.agents.ipynb #6c3d0fca
 @plot_style()

@@ -33,7 +33,7 @@ def evaluate_agent(model, tokenizer, tasks: str | Sequence[str] = 'task_0_tutori
                           trie=command_trie(tokenizer, tasks) if constrained else None)
     rows = [{'task': r.task, 'agent': name, 'seed': r.seed, 'success': r.success, 'return': r.ret,
              'accuracy': r.accuracy, 'baseline': r.baseline, 'target': r.target,
-             'commands': r.commands} for r in rolls]
+             'commands': r.commands, 'applied': r.applied} for r in rolls]
     return rows + compare_agents({b: BASELINES[b] for b in baselines}, _tasks(tasks), list(seeds))
 
 # %% ../../nbs/68_repair.evaluation.ipynb #43451f9e

@@ -6,6 +6,7 @@ Docs: https://dataenvgym.github.io/dataenvgym/repair.rollouts.html.md"""
 
 # %% ../../nbs/67_repair.rollouts.ipynb #2e0082d6
 from __future__ import annotations
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,8 @@ from .demos import SYSTEM_PROMPT, _tasks, observation_text
 from .env import RepairEnv, _commands_for
 
 # %% auto #0
-__all__ = ['Rollout', 'play_episodes', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training']
+__all__ = ['Rollout', 'play_episodes', 'command_trie', 'scripted', 'LMAgent', 'EnvRollouts', 'plot_training', 'decision_shares',
+           'plot_decision']
 
 # %% ../../nbs/67_repair.rollouts.ipynb #f95cf5f8
 @dataclass
@@ -41,6 +43,7 @@ class Rollout:
     success: bool = False
     accuracy: float = float('nan')
     env_seconds: float = 0.0        # time spent in the environment's steps
+    applied: list[str] = field(default_factory=list)   # the fixes applied, as the environment named them
     truncated: bool = False         # the harness submitted it (turns or context spent)
 
     @property
@@ -98,6 +101,8 @@ def _close(r: Rollout, env: RepairEnv) -> None:
     r.done, r.success = True, bool(env.state.success)
     if env.state.final_accuracy is not None: r.accuracy = env.state.final_accuracy
 
+_APPLIED = re.compile(r'Applied \d+: (.+?)\. Now \d+ rows')   # what an apply reports
+
 def _reply_text(tokenizer, ids: list[int]) -> str:
     "A generated reply's text, its end-of-turn token dropped."
     return tokenizer.decode([i for i in ids if i != tokenizer.eos_token_id], skip_special_tokens=True)
@@ -116,6 +121,7 @@ def _advance(r: Rollout, env: RepairEnv, ids: list[int], tokenizer, system: str,
     obs = env.step(command)
     r.env_seconds += time.perf_counter() - t0
     r.rewards.append(obs.reward or 0.0)
+    if fix := _APPLIED.match(obs.response or ''): r.applied.append(fix[1])
     if obs.done or last: return _close(r, env)
     r.observations.append(observation_text(obs))
     after = render(tokenizer, r.messages(system), True)
@@ -219,7 +225,7 @@ def __call__(self: EnvRollouts, prompts: list, trainer) -> dict:
     rows = [{'step': trainer.state.global_step, 'task': r.task, 'level': level, 'seed': r.seed,
              'return': r.ret,
              'success': r.success, 'commands': r.commands, 'truncated': r.truncated,
-             'env_seconds': round(r.env_seconds, 4)} for r in rolls]
+             'env_seconds': round(r.env_seconds, 4), 'applied': r.applied} for r in rolls]
     # the level changes only between calls: a group plays one episode
     for r in rolls if self.curriculum else []:
         if self.curriculum.record(r.success): break   # promoted: the rest were played at the level below
@@ -257,5 +263,34 @@ def plot_training(rollout_log: Sequence[dict], ax=None):
         a3 = a2.twinx()
         a3.plot(by_step.index, by_step['success'], color='C2', alpha=0.6)
         a3.set_ylabel('success rate of the step', color='C2'); a3.set_ylim(-0.05, 1.05)
+    fig.tight_layout()
+    return fig
+
+# %% ../../nbs/67_repair.rollouts.ipynb #2b3ef084
+def _alternative(applied: Sequence[str], decision: dict[str, str]) -> str:
+    "The first alternative of `decision` (name → piece of a fix's text) among the fixes `applied`, else `neither`."
+    return next((name for name, text in decision.items() if any(text in a for a in applied)), 'neither')
+
+def decision_shares(rollout_log: Sequence[dict], decision: dict[str, str]):
+    "Per step, the share of episodes that took each alternative of `decision` (`neither`: none), and success."
+    import pandas as pd
+    df = pd.DataFrame([{'step': r['step'], 'choice': _alternative(r.get('applied', []), decision),
+                        'success': float(r['success'])} for r in rollout_log])
+    shares = pd.crosstab(df['step'], df['choice'], normalize='index')
+    shares = shares.reindex(columns=[*decision, 'neither'], fill_value=0.0)
+    return shares.assign(success=df.groupby('step')['success'].mean())
+
+@plot_style()
+def plot_decision(rollout_log: Sequence[dict], decision: dict[str, str]):
+    "The share of each step's episodes taking each alternative of `decision`, beside the step's success rate."
+    import matplotlib.pyplot as plt
+    shares = decision_shares(rollout_log, decision)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.2))
+    for name in [*decision, 'neither']: a1.plot(shares.index, shares[name], marker='.', label=name)
+    a1.set(xlabel='GRPO step', ylabel='share of episodes', ylim=(-0.05, 1.05),
+           title='The open decision: what the sampled episodes chose')
+    a1.legend(fontsize=8)
+    a2.plot(shares.index, shares['success'], color='C2', marker='.')
+    a2.set(xlabel='GRPO step', ylabel='success rate', ylim=(-0.05, 1.05), title='Success of the sampled episodes')
     fig.tight_layout()
     return fig

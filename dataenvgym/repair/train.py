@@ -21,7 +21,8 @@ from .curriculum import Curriculum
 from .demos import decision_dataset, observation_only, record_rollouts, warmup_dataset
 from .evaluation import (_command_usage, divergence_summary, eval_report, eval_summary,
                                           evaluate_agent, paired_difference, success_rates)
-from .rollouts import EnvRollouts, plot_training
+import numpy as np
+from .rollouts import EnvRollouts, _alternative, decision_shares, plot_decision, plot_training
 from .tasks import TASKS
 from ..stats import parse_seeds
 
@@ -60,6 +61,8 @@ class TrainConfig(BaseModel):
     warmup_agents: list[str] = Field(['heuristic', 'oracle'], description='Scripted agents (`BASELINES`) whose '
                                      'episodes are the warm-up demonstrations.')
     warmup_seeds: _SeedRange = Field((0, 30), description='Seeds of the warm-up episodes, like `0-29`.')
+    warmup_failures: bool = Field(False, description="Keep the demonstrators' failed episodes in the warm-up too "
+                                  '(a demonstrator right on part of the seeds); False: successful ones only.')
     decision_seeds: _SeedRange | None = Field(None, description='More warm-up episodes (last task) of which only '
                                               'the decisions after `decision_after` are kept.')
     decision_after: list[str] = Field(['inspect_groups'], description='Commands whose next decision '
@@ -74,6 +77,8 @@ class TrainConfig(BaseModel):
     max_turns: int = Field(16, description='Turns an episode may take in GRPO and evaluation.')
     constrained: bool = Field(False, description='GRPO and evaluation decode only commands (`command_trie`).')
     success_bonus: float = Field(0.0, description="GRPO's reward: the episode's return, plus this for a success.")
+    decision: dict[str, str] = Field({}, description='A choice to follow through GRPO and evaluation: alternative '
+                                     "→ a piece of the applied fix's text (`decision_shares`).")
     sft: SFTSettings = Field(SFTSettings(), description='The warm-up (`SFTSettings`).')
     grpo: GRPOSettings = Field(GRPOSettings(), description='Reinforcement learning (`GRPOSettings`).')
     threads: int | None = Field(None, description="Torch CPU threads (None: torch's default).")
@@ -142,6 +147,16 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
                                # the GRPO runs behind these settings: below the config tests
                                grpo=GRPOSettings(steps=40, num_generations=8, lr=3e-5, beta=0.04,
                                                  temperature=0.7)),
+    # GRPO that learns on a CPU: the warm-up imitates a demonstrator that imputes missing values on 40% of seeds and
+    # drops the incomplete rows (and the target) on the rest; GRPO is left to find which pays (`decision`)
+    'cpu-grpo': TrainConfig(tasks=['task_1_easy'], warmup_agents=['hedger'], warmup_failures=True,
+                            warmup_seeds='2000-2199', grpo_seeds='2200-2799', eval_seeds='0-39',
+                            calibration_seeds=['1000-1039'], eval_on=['task_1_easy'],
+                            baselines=['random', 'submit', 'heuristic', 'reader', 'hedger', 'oracle'],
+                            max_turns=12, constrained=True, success_bonus=1.0,
+                            decision={'impute': 'impute missing values', 'drop': 'drop rows with missing values'},
+                            sft=SFTSettings(epochs=10, max_length=1152),
+                            grpo=GRPOSettings(steps=40, num_generations=8, per_step=4, lr=1e-3, temperature=1.0)),
     'qwen2.5-1.5b-t4': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', tasks=_LEVELS, curriculum=_LEVELS,
                                    sft=_QWEN_SFT, grpo=_QWEN_GRPO),
     'qwen2.5-1.5b-medium-hard': TrainConfig(model='Qwen/Qwen2.5-1.5B-Instruct', **_MEDIUM_HARD,
@@ -211,10 +226,10 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
     out, c = _start(config, out), config
     model, tok = load_agent(c.model, c)
     trajs = record_rollouts(c.warmup_agents, range(*c.warmup_seeds), c.tasks)
-    ds = chats = warmup_dataset(trajs)
+    ds = chats = warmup_dataset(trajs, successful_only=not c.warmup_failures)
     if c.decision_seeds:
         more = record_rollouts(c.warmup_agents, range(*c.decision_seeds), (c.curriculum or c.tasks)[-1])
-        decisions = decision_dataset(trajs + more, c.decision_after)
+        decisions = decision_dataset(trajs + more, c.decision_after, successful_only=not c.warmup_failures)
         ds = concatenate_datasets([chats.select_columns(['messages']),
                                    decisions.select_columns(['messages'])]).shuffle(seed=c.sft.seed)
     ds.to_json(out / 'warmup.jsonl')
@@ -229,6 +244,20 @@ def run_sft(config: TrainConfig, out: str | Path, progress: bool = False) -> dic
             'loss': [round(losses[0], 4), round(losses[-1], 4)] if losses else [],
             'saved': str(save_agent(trainer.model, tok, out / 'sft'))}
 
+# %% ../../nbs/69_repair.train.ipynb #383b93d1
+def _decision_trace(rollout_log: list[dict], decision: dict[str, str]) -> dict[str, list[float]]:
+    "Per alternative (and `success`), its share of each GRPO step's episodes, rounded."
+    shares = decision_shares(rollout_log, decision)
+    return {k: [round(float(v), 4) for v in shares[k]] for k in shares.columns}
+
+def _decision_by_agent(rows: list[dict], decision: dict[str, str]) -> dict[str, dict[str, dict[str, float]]]:
+    "Per task and model agent (rows with `applied`), the share of episodes that took each alternative."
+    out = {}
+    for r in rows:
+        if 'applied' in r: out.setdefault(r['task'], {}).setdefault(r['agent'], []).append(r)
+    return {t: {a: {k: round(float(np.mean([_alternative(r['applied'], decision) == k for r in rs])), 4)
+                    for k in [*decision, 'neither']} for a, rs in by.items()} for t, by in out.items()}
+
 # %% ../../nbs/69_repair.train.ipynb #fe693777
 def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> dict:
     "GRPO (over the config's curriculum if any) from `out/sft`, else the config's model; saves to `out/grpo`."
@@ -241,9 +270,11 @@ def run_grpo(config: TrainConfig, out: str | Path, progress: bool = False) -> di
                            success_bonus=c.success_bonus)
     trainer = grpo_train(model, tok, rollouts, c.grpo, progress=progress, log_dir=out / 'logs')
     _save_figure(plot_training(rollouts.log), out / 'training.png')
+    if c.decision: _save_figure(plot_decision(rollouts.log, c.decision), out / 'decision.png')
     rewards = [h['reward'] for h in trainer.state.log_history if 'reward' in h]
     return {'phase': 'grpo', 'from': str(start), 'steps': trainer.state.global_step,
             'episodes': len(rollouts.log),
+            **({'decision': _decision_trace(rollouts.log, c.decision)} if c.decision else {}),
             'reward': [round(r, 4) for r in rewards], 'level': cur.level if cur else None,
             'saved': str(save_agent(trainer.model, tok, out / 'grpo'))}
 
@@ -281,6 +312,7 @@ def run_eval(config: TrainConfig, out: str | Path, model: str | Path | None = No
                                   for t in c.eval_tasks}
     summary['commands'] = _command_usage(rows)
     summary['divergence'] = divergence_summary(rows)
+    if c.decision: summary['decision'] = _decision_by_agent(rows, c.decision)
     (out / 'eval.json').write_text(json.dumps(summary, indent=1))
     (out / 'eval.md').write_text(eval_report(summary) + '\n')
     return summary
