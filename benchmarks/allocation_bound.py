@@ -7,13 +7,18 @@ seeds, the registered `with-state` and `no-state` teachers and a family of fixed
 evenly, all evenly, over skills or, in SKILL-TREE, subskills; or the ones given with `--plans`), all from the same
 cached seed student of each seed. The best fixed plan is the one with the highest mean test gain over those seeds:
 an upper bound found with hindsight, so run it on calibration seeds (>= 1000).
-The room is best-fixed − no-state; `share_of_room` is (with-state − no-state) / room. `seed-data-only` is the
+The room is best-fixed − no-state; `share_of_room` is (with-state − no-state) / room. The per-seed `oracle` is the
+best fixed plan of each seed, chosen with hindsight on that seed's test gain: what a teacher that reads its student
+could reach with this family of plans. `oracle_minus_best_fixed` and `oracle_minus_with_state` (paired by seed,
+bootstrap 95% CIs) say whether the best plan depends on the student, and whether the with-state heuristic leaves room. `seed-data-only` is the
 gain with no teacher data at all: the same seed student trained each iteration's steps on its seed data alone, the
 iteration best on validation kept, as for the teachers; what a teacher gains beyond it is what its data bought.
 
     python benchmarks/allocation_bound.py --domain vqa --env skill-tree --seeds 1000-1002 \
         --plans '{"size": 1, "material": 1, "count_all": 1}' '{"color": 1, "size": 1, "count_all": 1}'
     python benchmarks/allocation_bound.py --domain code --seeds 1000 1001 --plans '{"lists": 1, "loops": 1}'
+    python benchmarks/allocation_bound.py --domain math --preset profiles --seeds 1000-1011 \
+        --plans '{"addition": 1}' '{"subtraction": 1}' '{"modular_arithmetic": 1}' ...   # seed students that differ
 
 Prints one JSON object: per policy and plan the mean test gain (points) with its bootstrap 95% CI and the per-seed
 gains, the best fixed plan, and the table row best-fixed / with-state / no-state / seed-data-only. Runs are kept
@@ -25,7 +30,7 @@ from pathlib import Path
 
 from dataenvgym.core import evaluate, read_jsonl
 from dataenvgym.registry import make
-from dataenvgym.stats import bootstrap_ci, parse_seeds
+from dataenvgym.stats import bootstrap_ci, paired_difference, parse_seeds
 from dataenvgym.teaching.policies import FixedPlan, FixedTreePlan
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
@@ -69,7 +74,7 @@ def seed_data_only(preset: str, seed: int, out: Path, env_name: str = 'skill-lis
     with _torch_threads(1):
         env.reset(seed=seed)                                   # evaluates the seed student on validation
         val, test = [env.state.history[-1]], [evaluate(env.student, env.test, env.domain).overall]
-        for _ in range(env.config.iterations):
+        for _ in range(env.config.iterations if env.seed_data else 0):     # no seed data: nothing to train on
             env.student.fit(env.seed_data, from_base=env.config.from_base, progress=False, **env.config.fit)
             val.append(evaluate(env.student, env.val, env.domain).overall)
             test.append(evaluate(env.student, env.test, env.domain).overall)
@@ -83,6 +88,21 @@ def seed_data_only(preset: str, seed: int, out: Path, env_name: str = 'skill-lis
 
 def summary(gains: list[float]) -> dict:
     return {'mean_gain': round(sum(gains) / len(gains), 2), 'ci': bootstrap_ci(gains), 'gains': gains}
+
+
+def oracle(runs: dict[str, list[float]]) -> tuple[list[float], list[str]]:
+    "Per seed, the best fixed plan's gain and its name (hindsight on that seed)."
+    fixed = [k for k in runs if k.startswith('fixed:')]
+    best = [max(fixed, key=lambda k: runs[k][i]) for i in range(len(runs[fixed[0]]))]
+    return [runs[k][i] for i, k in enumerate(best)], best
+
+
+def difference(a: list[float], b: list[float], seeds: list[int]) -> dict:
+    "a − b paired by seed: mean, bootstrap 95% CI, n."
+    d = paired_difference([{'seed': s, 'g': g} for s, g in zip(seeds, a)],
+                          [{'seed': s, 'g': g} for s, g in zip(seeds, b)], 'g')
+    return {'mean': d['mean_diff'], 'lo': (d['ci'] or [None, None])[0], 'hi': (d['ci'] or [None, None])[1],
+            'n': d['n']}
 
 
 if __name__ == '__main__':
@@ -109,11 +129,16 @@ if __name__ == '__main__':
     runs['seed-data-only'] = [seed_data_only(preset, s, out, a.env) for s in seeds]
     cells = {k: summary(v) for k, v in runs.items()}
     best = max((k for k in cells if k.startswith('fixed:')), key=lambda k: cells[k]['mean_gain'])
+    oracle_gains, oracle_plans = oracle(runs)
+    cells['oracle'] = {**summary(oracle_gains), 'plans': oracle_plans}
     room = cells[best]['mean_gain'] - cells['no-state']['mean_gain']
     took = cells['with-state']['mean_gain'] - cells['no-state']['mean_gain']
     print(json.dumps({'preset': preset, 'env': a.env, 'seeds': seeds, 'cells': cells, 'best_fixed': best,
                       'table': {'best_fixed': cells[best]['mean_gain'], 'with_state': cells['with-state']['mean_gain'],
                                 'no_state': cells['no-state']['mean_gain'],
-                                'seed_data_only': cells['seed-data-only']['mean_gain']},
+                                'seed_data_only': cells['seed-data-only']['mean_gain'],
+                                'oracle': cells['oracle']['mean_gain']},
+                      'oracle_minus_best_fixed': difference(oracle_gains, runs[best], seeds),
+                      'oracle_minus_with_state': difference(oracle_gains, runs['with-state'], seeds),
                       'room': round(room, 2), 'share_of_room': round(took / room, 2) if room > 0 else None,
                       'minutes': round((time.perf_counter() - t0) / 60, 1)}))

@@ -1,11 +1,23 @@
-"""Train a teacher LM on the SKILL-LIST math setup (SFT on the procedural policies' plans, then GRPO with the
-validation gain as the reward) and compare it with its SFT start, the with-state heuristic and the no-state control
-on held-out seeds, paired, with bootstrap 95% intervals.
+"""Train a teacher LM on a SKILL-LIST math setup (SFT on the procedural policies' plans, then GRPO with the
+validation gain as the reward) and compare it with its SFT start, the best fixed plan, the with-state heuristic, the
+no-state control and the per-seed oracle on held-out seeds, paired, with bootstrap 95% intervals.
 
-    python benchmarks/teacher_grpo.py                         # the defaults: math/undertrained-seed, about 95 min on 2 cores
-    python benchmarks/teacher_grpo.py --eval-sampled          # also both models sampling at --temperature (the policy GRPO trains)
+    python benchmarks/teacher_grpo.py --eval-seeds 0-11 --out DIR --json     # the default setup, math/profiles: train into DIR (or reuse the run there), evaluate
+    python benchmarks/teacher_grpo.py --setup math/undertrained-seed --eval-iterations 1 --warmup-iterations 1 \
+        --grpo-iterations 1 --no-oracle --eval-seeds 0-9 --out DIR --json   # the runs measured below (issue 37)
     python benchmarks/teacher_grpo.py --setup tiny --train-seeds 1000-1003 --eval-seeds 0-1 --grpo-steps 1 --sft-steps 20   # a smoke run
-    python benchmarks/teacher_grpo.py --eval-seeds 0-9 --out DIR --json     # train into DIR (or reuse the run there), evaluate
+
+The default setup is `math/profiles` (issue 67): its seed students differ per seed (which skills their seed data
+primed), its episodes have two iterations, and the warm-up and GRPO see both (`--warmup-iterations`,
+`--grpo-iterations`: iteration 1 reached by the first warm-up policy's plan, the with-state heuristic). Evaluation
+plays whole episodes of the setup's iterations (`--eval-iterations 0`). Besides the teachers it plays a family of
+fixed plans on every held-out seed (each skill alone, each pair evenly, all evenly: `plan_family`) and takes, per
+seed, the best of them with hindsight as the `oracle` (an upper bound on what reading the student can buy with such
+plans; `--no-oracle` skips it). `--json` prints `grpo_minus_sft`, `grpo_minus_best_fixed`, `grpo_minus_with_state`,
+`grpo_minus_no_state`, `grpo_minus_oracle`, `oracle_minus_best_fixed` (each `{mean, lo, hi, n}`: test gain, points,
+paired by seed, bootstrap 95% CI), `n_seeds`, `setup`, `best_fixed` and the settings. A finished run in `--out` is
+reused with its own training seeds and setup, whatever the flags say. Not yet measured on `math/profiles`: see
+`experiments/teacher-reads-student/`.
 
 Since issue 37, GRPO plays each step's group of plans with the fast step (`teaching.fast.GroupStep`: the group's
 students trained as one batched model from the cached seed student, common random numbers, teacher-forced grading;
@@ -13,9 +25,7 @@ its fit is `--fast-fit` over `teaching.fast.FAST_FIT`); `--reference-step` plays
 `TeachingEnv.step` as before. After GRPO, the best fixed plan (every split of the budget in quarters, each played with
 the fast step on every training seed; the best mean) joins the evaluation as the `best-fixed` teacher. A finished run
 in `--out` (its `run.json` and `models/`) is reused: only the evaluation runs again. Evaluation refuses, with a clear
-error, any seed of the run's training seeds or of the calibration seeds 1000-1099. `--json` prints
-`grpo_minus_sft`, `grpo_minus_with_state`, `grpo_minus_no_state`, `grpo_minus_best_fixed` (each `{mean, lo, hi, n}`:
-test gain, points, paired by seed, bootstrap 95% CI), `n_seeds`, `best_fixed` and the settings.
+error, any seed of the run's training seeds or of the calibration seeds 1000-1099.
 
 Phases (all on `--threads` torch threads, seeds explicit):
 1. warm-up: `record_plans` of the `--warmup-policies` (with-state and no-state) on `--train-seeds` (iteration 0 and, with
@@ -37,8 +47,8 @@ share of refused plans per GRPO step, the budget share of each skill per step, a
 grpo minus each other teacher, paired, on test and validation; with `--eval-sampled` also `report_sampled`). Everything is
 also written under `--out`: the reward curve (`reward_curve.png`), both models (`models/`), the logs and episodes.
 
-Measured on this project's 2-core machine, two torch threads, nothing else running (2026-12-04, the defaults:
-`--eval-seeds 0-9 --out DIR --json`): warm-up 480 s (32 chats; it trains the 16 training seed students), SFT 400 steps
+Measured on this project's 2-core machine, two torch threads, nothing else running (2026-12-04, the defaults of
+then, the second command above): warm-up 480 s (32 chats; it trains the 16 training seed students), SFT 400 steps
 77 s (loss 4.52 → 0.03), GRPO 160 steps × 8 plans on the fast step 1,537 s: 9.6 s per GRPO step, 0.87 s per plan
 (1,280 plans, none refused, the environment 72% of a step); the best fixed plan's search 794 s (`addition:500;
 subtraction:500`); evaluation 5 teachers × 10 seeds about 45 min (30-60 s an episode). GRPO's samples left the
@@ -66,7 +76,7 @@ multiplication:4; subtraction:530`. Held out (seeds 0-9): grpo +11.8 [+7.5, +17.
 +9.4 [+6.3, +12.4], grpo − best-fixed +0.5 [−0.5, +2.2].
 
 Before issue 37, on `TeachingEnv.step` (2026-12-02):
-- the defaults, `--eval-sampled` (32 warm-up chats; SFT loss 4.52 → 0.03, 38 s; GRPO 16 steps × 1 seed × 4 plans, lr 1e-3,
+- the defaults of then, `--eval-sampled` (32 warm-up chats; SFT loss 4.52 → 0.03, 38 s; GRPO 16 steps × 1 seed × 4 plans, lr 1e-3,
   under the plan's grammar): nothing else running, 12.36 s per teaching-environment step (64 plans, none refused), 53.5 s
   per GRPO step (the environment 92% of it), evaluation of 4 teachers × 10 seeds 774 s. A second run (with light work
   beside it: 15.1 s and 65.4 s) gave the same 64 training plans and rewards and the same evaluation. Reward per step
@@ -136,7 +146,8 @@ from dataenvgym.registry import make
 from dataenvgym.stats import parse_seeds
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
 from dataenvgym.teaching.fast import _GRADES, FastPlanRollouts, _GroupStep
-from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher
+from dataenvgym.stats import paired_difference
+from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher, allocate
 from dataenvgym.teaching.train import (FixedReply, LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, _plan_shares,
                                        record_plans, report_table, reward_curve, teacher_env, teacher_report)
 
@@ -162,10 +173,33 @@ def best_fixed_plan(env, seeds: list[int], group_size: int, fit: dict | None, gr
     return max(means, key=means.get), means
 
 
+def plan_family(skills: list[str], budget: int) -> dict[str, str]:
+    "The per-seed oracle's plans: each skill alone, each pair evenly, all evenly (as `allocation_bound.py`), by name."
+    weights = [{s: 1} for s in skills] + [{a: 1, b: 1} for i, a in enumerate(skills) for b in skills[i + 1:]] + [
+        {s: 1 for s in skills}]
+    return {'fixed:' + '+'.join(w): '; '.join(f'{s}:{n}' for s, n in allocate(w, budget).items()) for w in weights}
+
+
+def oracle_rows(evals: list[dict], names: list[str]) -> list[dict]:
+    "Per seed, the row of the fixed plan (of `names`) with the best test gain, as the teacher `oracle` (hindsight)."
+    by_seed = {}
+    for r in evals:
+        if r['policy'] in names and (r['seed'] not in by_seed or r['test_gain_points'] > by_seed[r['seed']]['test_gain_points']):
+            by_seed[r['seed']] = r
+    return [{**r, 'policy': 'oracle', 'oracle_plan': r['policy']} for _, r in sorted(by_seed.items())]
+
+
+def between(rows: list[dict], a: str, b: str) -> dict | None:
+    "`a` minus `b` on the test gain (points), paired by seed, as {mean, lo, hi, n}."
+    d = paired_difference([r for r in rows if r['policy'] == a], [r for r in rows if r['policy'] == b], 'test_gain_points')
+    return d and {'mean': d['mean_diff'], 'lo': (d['ci'] or [None, None])[0], 'hi': (d['ci'] or [None, None])[1], 'n': d['n']}
+
+
 def diff(report: dict, b: str, metric: str = 'test_gain_points') -> dict | None:
     "grpo minus `b` on `metric` as {mean, lo, hi} (points), from a `teacher_report`."
     d = next((d for d in report['pairs'] if d and d['b'] == b and d['metric'] == metric), None)
-    return d and {'mean': d['mean_diff'], 'lo': d['ci'][0], 'hi': d['ci'][1], 'n': d['n']}
+    return d and {'mean': d['mean_diff'], 'lo': (d['ci'] or [None, None])[0], 'hi': (d['ci'] or [None, None])[1],
+                  'n': d['n']}     # one seed: no interval
 
 
 def check_held_out(held_out: list[int], used: set[int]) -> None:
@@ -199,7 +233,8 @@ def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
     sft_model = copy.deepcopy(sft.model)           # GRPO trains `sft.model` in place
 
     kw = dict(penalty=a.penalty, log_path=out / 'logs' / 'rollouts.jsonl', scale=not a.free, constrained=not a.free)
-    rollouts = PlanRollouts(env, train, **kw) if a.reference_step else FastPlanRollouts(env, train, fast_fit, a.grade, **kw)
+    if a.reference_step: rollouts = PlanRollouts(env, train, **kw)
+    else: rollouts = FastPlanRollouts(env, train, fast_fit, a.grade, iterations=a.grpo_iterations, lead=demonstrators[0], **kw)
     t = time.perf_counter()
     grpo = grpo_train(sft.model, tok, rollouts, GRPOSettings(steps=a.grpo_steps, num_generations=a.num_generations,
                       per_step=a.per_step, lr=a.grpo_lr, beta=a.beta, temperature=a.temperature, seed=0), log_dir=out / 'logs')
@@ -226,12 +261,17 @@ def train_recipe(a, out: Path, env, train: list[int], fast_fit: dict) -> dict:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    p.add_argument('--setup', default='math/undertrained-seed',
-                   help="teaching.train's setup (small, tiny) or a registered preset (math/undertrained-seed)")
-    p.add_argument('--eval-iterations', type=int, default=1, help="iterations of an evaluation episode (0: the setup's)")
+    p.add_argument('--setup', default='math/profiles',
+                   help="teaching.train's setup (small, tiny) or a registered preset (math/profiles, math/undertrained-seed)")
+    p.add_argument('--eval-iterations', type=int, default=0, help="iterations of an evaluation episode (0: the setup's)")
     p.add_argument('--train-seeds', default='1000-1015', help='warm-up and GRPO seeds, e.g. 1000-1019')
     p.add_argument('--eval-seeds', default='0-9', help='held-out seeds, e.g. 0-9 (never trained on)')
-    p.add_argument('--warmup-iterations', type=int, default=1)
+    p.add_argument('--warmup-iterations', type=int, default=2,
+                   help="iterations of the warm-up's observations (after the first, reached by the first warm-up policy)")
+    p.add_argument('--grpo-iterations', type=int, default=2,
+                   help="iterations GRPO's prompts come from (after the first, reached by the first warm-up policy's plans)")
+    p.add_argument('--no-oracle', action='store_true',
+                   help="skip the per-seed oracle (each skill alone, each pair, all evenly: whole episodes on every held-out seed)")
     p.add_argument('--warmup-policies', default='with-state,no-state', help='the registered SKILL-LIST policies SFT imitates, comma-separated')
     p.add_argument('--sft-steps', type=int, default=400)
     p.add_argument('--grpo-steps', type=int, default=160)
@@ -259,7 +299,9 @@ def main():
     datasets.disable_progress_bars()
     train, held_out = parse_seeds(a.train_seeds), parse_seeds(a.eval_seeds)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
-    if (out / 'run.json').exists(): train = json.loads((out / 'run.json').read_text())['train_seeds']
+    if (out / 'run.json').exists():          # a finished run: its seeds and setup, whatever the flags say
+        saved = json.loads((out / 'run.json').read_text())
+        train, a.setup = saved['train_seeds'], saved['settings']['setup']
     check_held_out(held_out, set(train))
     cache = out / 'seed-students'
     env = teacher_env(a.setup, seed_cache=cache)
@@ -273,10 +315,13 @@ def main():
                for n, m in (('grpo', grpo_model), ('sft', sft_model))} if a.eval_sampled else {}
     teachers = {'grpo': LMTeacher(grpo_model, tok, 'grpo', **lm), 'sft': LMTeacher(sft_model, tok, 'sft', **lm), **sampled,
                 'with-state': SkillListTeacher(), 'no-state': SkillListRandom(), 'best-fixed': FixedReply(res['best_fixed'])}
+    family = {} if a.no_oracle else plan_family(sorted(env.reset(seed=held_out[0]).per_skill), env.config.budget)
+    teachers |= {name: FixedReply(plan, name) for name, plan in family.items()}
     t = time.perf_counter()
     eval_overrides = {'iterations': a.eval_iterations} if a.eval_iterations else {}
     evals = evaluate_teachers(lambda: teacher_env(a.setup, seed_cache=cache, **eval_overrides), teachers, held_out, out / 'eval',
                               a.setup.replace('/', '-'))
+    evals += oracle_rows(evals, list(family))
     (out / 'eval.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in evals))
     res['eval_seconds'] = round(time.perf_counter() - t, 1)
     models = [n for n, t in teachers.items() if isinstance(t, LMTeacher)]
@@ -284,7 +329,8 @@ def main():
     res['scaled_replies'] = {n: sum(r['scaled'] for r in teachers[n].replies) for n in models}
     res['replies'] = {n: len(teachers[n].replies) for n in models}
     res['plans'] = {n: [r['reply'] for r in teachers[n].replies] for n in models}
-    res['report'] = teacher_report([r for r in evals if r['policy'] not in sampled], 'grpo')
+    res['report'] = teacher_report([r for r in evals if r['policy'] not in sampled and r['policy'] not in family], 'grpo')
+    res['oracle_plans'] = {r['seed']: r['oracle_plan'] for r in evals if r['policy'] == 'oracle'}
     tables = [report_table(res['report'])]
     if sampled:
         res['report_sampled'] = teacher_report([r for r in evals if r['policy'] not in ('grpo', 'sft')], next(iter(sampled)))
@@ -293,7 +339,9 @@ def main():
     (out / 'result.json').write_text(json.dumps(res, indent=1))
     summary = {'grpo_minus_sft': diff(res['report'], 'sft'), 'grpo_minus_with_state': diff(res['report'], 'with-state'),
                'grpo_minus_no_state': diff(res['report'], 'no-state'), 'grpo_minus_best_fixed': diff(res['report'], 'best-fixed'),
-               'n_seeds': len(held_out), 'best_fixed': res['best_fixed'], 'out': str(out)}
+               'oracle_minus_best_fixed': between(evals, 'oracle', 'best-fixed'),
+               'grpo_minus_oracle': diff(res['report'], 'oracle'),
+               'n_seeds': len(held_out), 'setup': a.setup, 'best_fixed': res['best_fixed'], 'out': str(out)}
     (out / 'summary.json').write_text(json.dumps(summary, indent=1))
     print(json.dumps({**summary, 'settings': res['settings']} if a.json else {**summary, **res}))
 

@@ -83,3 +83,11 @@ def test_seed_data_only_trains_on_seed_data_alone_and_keeps_the_best_on_validati
     assert gain == record['test_gain'] == round(100 * (record['test'][best] - record['test'][0]), 2)
     monkeypatch.setattr(bound, 'make', lambda *a, **k: pytest.fail('read back, not rerun'))
     assert bound.seed_data_only('math/tiny', 0, tmp_path) == gain
+
+
+def test_the_oracle_takes_each_seeds_best_fixed_plan_and_is_compared_paired():
+    runs = {'with-state': [1.0, 2.0, 3.0], 'fixed:a': [5.0, 0.0, 1.0], 'fixed:b': [1.0, 4.0, 2.0]}
+    gains, plans = bound.oracle(runs)
+    assert gains == [5.0, 4.0, 2.0] and plans == ['fixed:a', 'fixed:b', 'fixed:b']
+    d = bound.difference(gains, runs['with-state'], [1000, 1001, 1002])
+    assert d['n'] == 3 and d['mean'] == 1.67 and d['lo'] <= d['mean'] <= d['hi']

@@ -173,8 +173,9 @@ class TeachingConfig(BaseModel):
     budget: int = Field(default=300, ge=1, description='Examples a teacher may ask for per iteration.')
     max_data: int | None = Field(
         None, description='The episode also ends when accepted data reaches this; None: no such end.')
-    seed_per_subskill: int | dict[str, int] = Field(
-        150, description='Seed-training examples per subskill: one count for all, or by name (missing: 0).')
+    seed_per_subskill: int | dict[str, int | list[int]] = Field(
+        150, description='Seed-training examples per subskill: one count for all, or by name (missing: 0); a '
+                         'list of counts is drawn from per episode seed, so seed students differ in what they know.')
     val_per_subskill: int = Field(40, description='Validation tasks per subskill (what the teacher sees).')
     test_per_subskill: int = Field(
         100, description='Test tasks per subskill, scored after the episode (the teacher never sees them).')
@@ -199,12 +200,14 @@ class TeachingState(BaseModel):
     forest: SkillForest | None = None
 
 # %% ../../nbs/41_teaching.envs.ipynb #afae376f
-def _seed_counts(domain: Domain, config: TeachingConfig) -> dict[str, int]:
-    "Seed-training examples per subskill: the same for all, or as the config lists them."
+def _seed_counts(domain: Domain, config: TeachingConfig, seed: int = 0) -> dict[str, int]:
+    "Seed-training examples per subskill: the same for all, as the config lists them, or drawn for `seed`."
     n = config.seed_per_subskill
     if isinstance(n, int): return {s: n for s in domain.subskills}
     for s in n: _check_choice(s, domain.subskills, 'subskill')
-    return {s: n.get(s, 0) for s in domain.subskills}
+    drawn = lambda s, c: random.Random(stable_seed(seed, 'seed count', s)).choice(c) if isinstance(c, list) else c
+    return {s: drawn(s, n.get(s, 0)) for s in domain.subskills}
+
 
 # %% ../../nbs/41_teaching.envs.ipynb #5eed5eed
 def stable_seed(*parts: Any) -> int:
@@ -228,7 +231,7 @@ def episode_splits(domain: Domain, config: TeachingConfig, seed: int) -> dict[st
     k = len(domain.subskills)
     split = domain.splits(0, config.val_per_subskill * k, config.test_per_subskill * k, seed=seed)
     taken, train = {domain.key(t) for t in split['val'] + split['test']}, []
-    for sub, n in _seed_counts(domain, config).items():
+    for sub, n in _seed_counts(domain, config, seed).items():
         fresh = _fresh_tasks(domain, sub, n, taken, stable_seed(seed, 'seed data', sub))
         train += fresh; taken |= {domain.key(t) for t in fresh}
     return {**split, 'train': train}
@@ -330,12 +333,12 @@ def _quiet(options: dict[str, Any]) -> dict[str, Any]:
 # %% ../../nbs/41_teaching.envs.ipynb #e3252265
 @patch
 def _seed_student(self: TeachingEnv, seed: int) -> Student:
-    "The student trained on the seed data, from the cache when it has it."
+    "The student trained on the seed data (none: untrained), from the cache when it has it."
     student = self.make_student(seed)
     where = self.seed_cache / f'seed-student-{_seed_key(self, student, seed)}' if self.seed_cache else None
     if where and where.exists():
         with _quiet_transformers(): return type(student).load(where)
-    student.fit(self.seed_data, from_base=True, **_quiet(self.config.seed_fit))
+    if self.seed_data: student.fit(self.seed_data, from_base=True, **_quiet(self.config.seed_fit))
     student.set_base()
     if where:
         tmp = where.with_name(where.name + f'.tmp{random.getrandbits(32)}')

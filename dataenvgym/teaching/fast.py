@@ -15,7 +15,9 @@ from pydantic import ValidationError
 
 from ..core import Datum
 from .envs import TeachingEnv, quality_check, stable_seed
-from .train import PlanRollouts, plan_action, plan_text
+from ..lm import agent_messages
+from .policies import Policy
+from .train import PlanRollouts, observation_prompt, plan_action, plan_text
 
 # %% auto #0
 __all__ = ['play', 'FastPlanRollouts']
@@ -28,14 +30,13 @@ _GRADES = ('answer_prob', 'accuracy')
 
 # %% ../../nbs/53_teaching.fast.ipynb #8a16182b
 class _GroupStep:
-    "A SKILL-LIST step for plans from one seed student: students as one batched model, common randomness."
+    "A SKILL-LIST step for plans from one student: students as one batched model, common randomness."
     def __init__(self, env: TeachingEnv, fit: dict | None = None, penalty: float = -0.1,
                  grade: Literal['answer_prob', 'accuracy'] = 'answer_prob', keep_seeds: int = 32):
         if grade not in _GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(_GRADES)}')
-        self.env, self.fit, self.penalty, self.grade, self.seed = env, {**env.config.fit, **_FAST_FIT,
-                                                                        **(fit or {})}, penalty, grade, None
-        # seed -> (the env's attributes after reset, val, budget, base)
-        self.keep_seeds, self._starts = keep_seeds, {}
+        self.env, self.fit, self.penalty, self.grade = env, {**env.config.fit, **_FAST_FIT, **(fit or {})}, penalty, grade
+        # (seed, prefix) -> (the env's attributes after reset and prefix, val, budget, base)
+        self.seed, self.key, self.keep_seeds, self._starts = None, None, keep_seeds, {}
 
     def __repr__(self): return f'GroupStep({self.env!r}, fit={self.fit}, grade={self.grade!r})'
 
@@ -45,27 +46,32 @@ class _GroupStep:
         grades = student.group_answer_prob if self.grade == 'answer_prob' else student.group_correct
         return grades(weights, self.val).float().mean(1)
 
-    def start(self, seed: int) -> float:
-        "Reset to `seed`, return the seed student's validation grade (teacher forced)."
-        # the resets of the last `keep_seeds` seeds are kept, not redone
-        if self.seed == seed: return self.base
-        if seed in self._starts:                 # a group's play changes neither the env nor its seed student
-            kept = self._starts.pop(seed)
+    def start(self, seed: int, prefix: Sequence[str] = ()) -> float:
+        "Reset to `seed`, play the `prefix` plans (`TeachingEnv.step`), return the student's validation grade."
+        # teacher forced; the starts of the last `keep_seeds` (seed, prefix) pairs are kept, not redone
+        key = (seed, tuple(prefix))
+        if self.key == key: return self.base
+        if key in self._starts:                  # a group's play changes neither the env nor its student
+            kept = self._starts.pop(key)
             attrs, self.val, self.budget, self.base = kept
-            vars(self.env).update(attrs); self._starts[seed], self.seed = kept, seed
+            vars(self.env).update(attrs); self._starts[key], self.seed, self.key = kept, seed, key
             return self.base
         obs, student = self.env.reset(seed=seed), self.env.student
         if not hasattr(student, 'fit_group'):
             raise TypeError(f'GroupStep needs a student with fit_group, group_correct and group_answer_prob '
                             f'(a TinyLM); got '
                             f'{type(student).__name__}')
+        for plan in prefix:
+            if (obs := self.env.step(plan_action(plan, obs.budget))).error:
+                raise ValueError(f'the prefix plan {plan!r} of seed {seed} was refused: {obs.error}')
         self.val = [self.env.domain.datum(t, source='val') for t in self.env.val]
         self.budget = obs.budget
-        self.base, self.seed = self.score(None).item(), seed
+        self.base, self.seed, self.key = self.score(None).item(), seed, key
         if self.keep_seeds:
-            self._starts[seed] = (dict(vars(self.env)), self.val, self.budget, self.base)
+            self._starts[key] = (dict(vars(self.env)), self.val, self.budget, self.base)
             while len(self._starts) > self.keep_seeds: self._starts.pop(next(iter(self._starts)))
         return self.base
+
 
 # %% ../../nbs/53_teaching.fast.ipynb #2737bf9d
 def _plan_data(self: _GroupStep, plan: str, stream: int = 0) -> list[Datum] | str:
@@ -73,7 +79,8 @@ def _plan_data(self: _GroupStep, plan: str, stream: int = 0) -> list[Datum] | st
     env, seed = self.env, self.seed
     try: specs, _ = env._specs(env._parse(plan_action(plan, self.budget)))
     except (ValidationError, ValueError) as e: return f'Invalid action: {e}'
-    engine_seed = stable_seed(seed, 1, 'engine') if stream == 0 else stable_seed(seed, 1, 'engine', stream)
+    at = env.state.iteration + 1                 # as `TeachingEnv.step` seeds its engine
+    engine_seed = stable_seed(seed, at, 'engine') if stream == 0 else stable_seed(seed, at, 'engine', stream)
     try: generated = env.engine.generate(specs, env.val_by_id, engine_seed)
     except ValueError as e: return f'Invalid action: the engine refused it: {e}'
     kept, _ = quality_check(env.domain, generated, env.exam_prompts)
@@ -82,10 +89,11 @@ def _plan_data(self: _GroupStep, plan: str, stream: int = 0) -> list[Datum] | st
 _GroupStep._plan_data = _plan_data
 
 # %% ../../nbs/53_teaching.fast.ipynb #04ebdf17
-def play(self: _GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> list[dict]:
-    "Each plan's step from `seed`'s student at once: `reward` (gain, or penalty), `played`, `error`."
-    # gain: of the validation grade; penalty: if refused
-    base, t0 = self.start(seed), time.perf_counter()
+def play(self: _GroupStep, seed: int, plans: Sequence[str], stream: int = 0,
+         prefix: Sequence[str] = ()) -> list[dict]:
+    "Each plan's step from `seed`'s student (after the `prefix` plans) at once: `reward`, `played`, `error`."
+    # reward: the gain of the validation grade, or the penalty if refused
+    base, t0 = self.start(seed, prefix), time.perf_counter()
     data = [self._plan_data(p, stream) for p in plans]
     taken = [d for d in data if not isinstance(d, str)]
     gains = iter([])
@@ -93,7 +101,7 @@ def play(self: _GroupStep, seed: int, plans: Sequence[str], stream: int = 0) -> 
         weights = self.env.student.fit_group(taken, stream, **self.fit)
         gains = iter((self.score(weights) - base).tolist())
     seconds = round((time.perf_counter() - t0) / len(plans), 3)
-    return [{'seed': seed, 'plan': p, 'played': p if isinstance(d, str)
+    return [{'seed': seed, 'iteration': len(prefix), 'plan': p, 'played': p if isinstance(d, str)
              else plan_text(plan_action(p, self.budget)),
              'error': d if isinstance(d, str) else None, 'stream': stream, 'seconds': seconds,
              **({'reward': self.penalty, 'env_reward': 0.0} if isinstance(d, str) else
@@ -104,16 +112,34 @@ _GroupStep.play = play
 
 # %% ../../nbs/53_teaching.fast.ipynb #f584fe7e
 class FastPlanRollouts(PlanRollouts):
-    "`PlanRollouts` playing plans a group at a time by a `GroupStep` (one batched retraining per seed)."
+    "`PlanRollouts` playing plans a group at a time by a `GroupStep` (one batched retraining per start)."
+    # with `iterations` > 1, also prompts from later iterations, reached by `lead`'s plans
     def __init__(self, env: TeachingEnv, seeds: Sequence[int], fit: dict | None = None,
-                 grade: str = 'answer_prob', **kwargs):
+                 grade: str = 'answer_prob', iterations: int = 1, lead: Policy | None = None, **kwargs):
         super().__init__(env, seeds, **kwargs)
         self.group = _GroupStep(env, fit, self.penalty, grade)
+        self.seed_of = {prompt: (seed, ()) for prompt, seed in self.seed_of.items()}
+        if iterations > 1:
+            if lead is None: raise ValueError('iterations > 1 needs `lead`, the policy whose plans reach them')
+            for seed in dict.fromkeys(seeds): self._later_prompts(seed, iterations, lead)
+            from datasets import Dataset
+            self.dataset = Dataset.from_list([{'prompt': agent_messages([p], [], self.system), 'seed': s,
+                                               'iteration': len(prefix)} for p, (s, prefix) in self.seed_of.items()])
 
-    def play_all(self, seeds: Sequence[int], plans: Sequence[str], step: int = 0) -> list[dict]:
-        "The plans of each seed played as one group, log rows in the order given."
+    def _later_prompts(self, seed: int, iterations: int, lead: Policy) -> None:
+        "The prompts of iterations 1 .. `iterations` - 1 of `seed`, reached by `lead`, with the plans that lead there."
+        obs, prefix = self.env.reset(seed=seed), ()
+        for _ in range(1, iterations):
+            prefix += (plan_text(lead(obs)),)
+            obs = self.env.step(plan_action(prefix[-1], obs.budget))
+            self.seed_of.setdefault(observation_prompt(obs), (seed, prefix))
+
+    def play_all(self, starts: Sequence[tuple[int, tuple]], plans: Sequence[str], step: int = 0) -> list[dict]:
+        "The plans of each start (seed, prefix plans) played as one group, log rows in the order given."
         rows = {}
-        for seed in dict.fromkeys(seeds):
-            at = [i for i, s in enumerate(seeds) if s == seed]
-            for i, r in zip(at, self.group.play(seed, [plans[i] for i in at])): rows[i] = {'step': step, **r}
+        for start in dict.fromkeys(starts):
+            at = [i for i, s in enumerate(starts) if s == start]
+            for i, r in zip(at, self.group.play(start[0], [plans[i] for i in at], prefix=start[1])):
+                rows[i] = {'step': step, **r}
         return [rows[i] for i in range(len(plans))]
+

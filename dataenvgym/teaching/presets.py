@@ -74,11 +74,25 @@ _MATH = Preset(
 _MATH_UNDERTRAINED = _MATH.model_copy(update={'config': _MATH.config.model_copy(update={
     'seed_per_subskill': {'add_2digit': 3000, 'sub_2digit': 3000, 'mul_2x2digit': 0, 'frac_add': 0},
     'seed_fit': {'steps': 800}})})
+# math/profiles: seed students differ per seed (issue 67), so the best plan may depend on the student. Each of three
+# skills is primed or not by the draw (300 seed examples, or none); fractions never moves within the budget (the
+# weakest skill, not the one worth teaching); math/embedded's sizes, two iterations, the second seeing what the
+# first did
+_MATH_PROFILES = Preset(
+    subskills=['add_2digit', 'sub_2digit', 'mod_small', 'frac_add'],
+    settings=dict(hidden_size=64, layers=2, heads=4, intermediate_size=256),
+    config=TeachingConfig(iterations=2, from_base=False, replay=0.5, budget=1000, val_per_subskill=50,
+                          test_per_subskill=100,
+                          seed_per_subskill={'add_2digit': [0, 300], 'sub_2digit': [0, 300], 'mod_small': [0, 300],
+                                             'frac_add': 0},
+                          seed_fit={'steps': 3000}, fit={'steps': 600}))
+
 
 # %% ../../nbs/47_teaching.presets.ipynb #834b4c82
 PRESETS: dict[str, Preset] = {
     'math/embedded': _MATH,
     'math/undertrained-seed': _MATH_UNDERTRAINED,
+    'math/profiles': _MATH_PROFILES,
     'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY,
                         initial_allocation=5),
     'tools/embedded': Preset(
