@@ -23,7 +23,7 @@ from .policies import Policy
 from .presets import Preset, preset_name
 
 # %% auto #0
-__all__ = ['MissingKeyWarning', 'build_llm', 'build_student', 'build_domain', 'check_student', 'preflight', 'build']
+__all__ = ['MissingKeyWarning', 'build_llm', 'build_domain', 'check_student', 'preflight', 'build']
 
 # %% ../../nbs/50_teaching.build.ipynb #d0ac7e47
 def _first(tasks: list[Task], n: int | None) -> list[Task]: return tasks if n is None else tasks[:n]
@@ -106,7 +106,7 @@ def build_llm(s: LLMSettings | None) -> LLM | None:
     return LLM(config, CallCache(s.cache, s.cache_mode) if s.cache else None)
 
 # %% ../../nbs/50_teaching.build.ipynb #0c07b848
-def build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student] | None:
+def _build_student(config: RunConfig, domain: Domain) -> Callable[[int], Student] | None:
     "A function seed → a fresh student, or None for the preset's own."
     s, p = config.student, lookup('preset', preset_name(config.preset, config.domain.name))
     kind = config.student_kind
@@ -217,7 +217,7 @@ def build(config: RunConfig, out: str | Path | None = None,
     discoverer = config.discoverer
     if discoverer == 'llm':
         discoverer = LLMDiscoverer(llm, checkpoint_dir=Path(out) / 'discovery' if out else None)
-    env = make(config.env, preset=config.preset, domain=domain, student=build_student(config, domain),
+    env = make(config.env, preset=config.preset, domain=domain, student=_build_student(config, domain),
                engine=config.engine,
                proposer=config.proposer, discoverer=discoverer, llm=llm, seed_cache=config.seed_cache,
                **_overrides(config))

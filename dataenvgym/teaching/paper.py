@@ -10,7 +10,7 @@ from __future__ import annotations
 from .config import DomainSource, LLMSettings, RunConfig, StudentSettings, TeacherSettings
 
 # %% auto #0
-__all__ = ['PAPER', 'RUN_CONFIGS', 'paper_config']
+__all__ = ['PAPER', 'RUN_CONFIGS']
 
 # %% ../../nbs/51_teaching.paper.ipynb #92c3f6a5
 _ALPACA = ('Below is an instruction that describes a task. Write a response that appropriately completes the '
@@ -50,7 +50,7 @@ _SIZES = {('math', 'skill-tree'): (20, 140), ('math', 'skill-list'): (4, 500),
 _GPT4O = {'model': 'gpt-4o-2024-08-06', 'temperature': 0.0}
 
 # %% ../../nbs/51_teaching.paper.ipynb #df493e6e
-def paper_config(domain: str, env: str) -> RunConfig:
+def _paper_config(domain: str, env: str) -> RunConfig:
     "The DataEnvGym paper's experiment in `domain` and `env` (see `PAPER`, `SIZES`)."
     kind, model, settings, loader, val, test, images, gpu = PAPER[domain]
     iterations, budget = _SIZES.get((domain, env), (10, 200))
@@ -66,7 +66,7 @@ def paper_config(domain: str, env: str) -> RunConfig:
 
 # %% ../../nbs/51_teaching.paper.ipynb #d3b3bbb0
 RUN_CONFIGS: dict[str, RunConfig] = {
-    **{f'paper/{d}/{e}': paper_config(d, e) for d in PAPER
+    **{f'paper/{d}/{e}': _paper_config(d, e) for d in PAPER
        for e in ('open-ended', 'skill-list', 'skill-tree')},
     **{f'tiny/{d}/{e}': RunConfig(about=f'{d} in {e} at the embedded scale, on a CPU', env=e, preset='tiny',
                                   domain=DomainSource(name=d))

@@ -29,9 +29,9 @@ from .runner import run_episode
 from .sweep import Episode, row
 
 # %% auto #0
-__all__ = ['teacher_preset', 'teacher_env', 'observation_prompt', 'plan_text', 'parse_plan', 'plan_action', 'plan_reward',
-           'PlanGrammar', 'LMTeacher', 'FixedReply', 'record_plans', 'plan_chats', 'PlanRollouts', 'reward_curve',
-           'evaluate_teachers', 'teacher_report', 'report_table']
+__all__ = ['teacher_env', 'observation_prompt', 'plan_text', 'parse_plan', 'plan_action', 'plan_reward', 'PlanGrammar',
+           'LMTeacher', 'FixedReply', 'record_plans', 'plan_chats', 'PlanRollouts', 'reward_curve', 'evaluate_teachers',
+           'teacher_report', 'report_table']
 
 # %% ../../nbs/57_teaching.train.ipynb #4492d569
 _SMALL_STUDENT = dict(hidden_size=64, layers=2, heads=4, intermediate_size=256, batch_size=32,
@@ -44,7 +44,7 @@ _SMALL = TeachingConfig(iterations=2, from_base=False, replay=1.0, budget=300, v
                         seed_per_subskill=_SMALL_SEEDED, seed_fit={'steps': 800}, fit={'steps': 300})
 
 # %% ../../nbs/57_teaching.train.ipynb #09f3eb1d
-def teacher_preset(setup: str = 'small'):
+def _teacher_preset(setup: str = 'small'):
     "A teacher's `Preset`: `small` (math, 4 skills, 2 unseen), `tiny` (`math/tiny`) or a registered one."
     if setup == 'small': return lookup('preset', 'math/embedded').model_copy(
         update={'subskills': list(_SMALL_SEEDED), 'settings': _SMALL_STUDENT, 'config': _SMALL})
@@ -54,9 +54,9 @@ def teacher_preset(setup: str = 'small'):
                      f'({", ".join(registered("preset"))})')
 
 def teacher_env(setup: str = 'small', seed_cache: str | Path | None = None, **overrides) -> TeachingEnv:
-    "SKILL-LIST environment of `teacher_preset(setup)`; `overrides`: `TeachingConfig` fields."
+    "SKILL-LIST environment of `_teacher_preset(setup)`; `overrides`: `TeachingConfig` fields."
     # seed students are cached in `seed_cache`
-    return make('skill-list', preset=teacher_preset(setup), seed_cache=seed_cache, **overrides)
+    return make('skill-list', preset=_teacher_preset(setup), seed_cache=seed_cache, **overrides)
 
 # %% ../../nbs/57_teaching.train.ipynb #61b57471
 _TEACHER_SYSTEM = (
