@@ -30,7 +30,7 @@ from pathlib import Path
 
 from dataenvgym.core import evaluate, read_jsonl
 from dataenvgym.registry import make
-from dataenvgym.stats import bootstrap_ci, paired_difference, parse_seeds
+from dataenvgym.stats import bootstrap_ci, difference_interval, paired_difference, parse_seeds
 from dataenvgym.teaching.policies import FixedPlan, FixedTreePlan
 from dataenvgym.teaching.presets import preset_name
 from dataenvgym.teaching.runner import EpisodeResult, run_episode
@@ -99,10 +99,8 @@ def oracle(runs: dict[str, list[float]]) -> tuple[list[float], list[str]]:
 
 def difference(a: list[float], b: list[float], seeds: list[int]) -> dict:
     "a − b paired by seed: mean, bootstrap 95% CI, n."
-    d = paired_difference([{'seed': s, 'g': g} for s, g in zip(seeds, a)],
-                          [{'seed': s, 'g': g} for s, g in zip(seeds, b)], 'g')
-    return {'mean': d['mean_diff'], 'lo': (d['ci'] or [None, None])[0], 'hi': (d['ci'] or [None, None])[1],
-            'n': d['n']}
+    rows = lambda gains: [{'seed': s, 'g': g} for s, g in zip(seeds, gains)]
+    return difference_interval(paired_difference(rows(a), rows(b), 'g'))
 
 
 if __name__ == '__main__':

@@ -143,10 +143,9 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from dataenvgym.registry import make
-from dataenvgym.stats import parse_seeds
 from dataenvgym.lm import GRPOSettings, SFTSettings, grpo_train, save_agent, sft_train, tiny_agent
 from dataenvgym.teaching.fast import _GRADES, FastPlanRollouts, _GroupStep
-from dataenvgym.stats import paired_difference
+from dataenvgym.stats import difference_interval, paired_difference, parse_seeds
 from dataenvgym.teaching.policies import SkillListRandom, SkillListTeacher, allocate
 from dataenvgym.teaching.train import (FixedReply, LMTeacher, PlanRollouts, evaluate_teachers, plan_chats, _plan_shares,
                                        record_plans, report_table, reward_curve, teacher_env, teacher_report)
@@ -191,15 +190,14 @@ def oracle_rows(evals: list[dict], names: list[str]) -> list[dict]:
 
 def between(rows: list[dict], a: str, b: str) -> dict | None:
     "`a` minus `b` on the test gain (points), paired by seed, as {mean, lo, hi, n}."
-    d = paired_difference([r for r in rows if r['policy'] == a], [r for r in rows if r['policy'] == b], 'test_gain_points')
-    return d and {'mean': d['mean_diff'], 'lo': (d['ci'] or [None, None])[0], 'hi': (d['ci'] or [None, None])[1], 'n': d['n']}
+    of = lambda name: [r for r in rows if r['policy'] == name]
+    return difference_interval(paired_difference(of(a), of(b), 'test_gain_points'))
 
 
 def diff(report: dict, b: str, metric: str = 'test_gain_points') -> dict | None:
     "grpo minus `b` on `metric` as {mean, lo, hi} (points), from a `teacher_report`."
     d = next((d for d in report['pairs'] if d and d['b'] == b and d['metric'] == metric), None)
-    return d and {'mean': d['mean_diff'], 'lo': (d['ci'] or [None, None])[0], 'hi': (d['ci'] or [None, None])[1],
-                  'n': d['n']}     # one seed: no interval
+    return difference_interval(d)
 
 
 def check_held_out(held_out: list[int], used: set[int]) -> None:
@@ -315,7 +313,7 @@ def main():
                for n, m in (('grpo', grpo_model), ('sft', sft_model))} if a.eval_sampled else {}
     teachers = {'grpo': LMTeacher(grpo_model, tok, 'grpo', **lm), 'sft': LMTeacher(sft_model, tok, 'sft', **lm), **sampled,
                 'with-state': SkillListTeacher(), 'no-state': SkillListRandom(), 'best-fixed': FixedReply(res['best_fixed'])}
-    family = {} if a.no_oracle else plan_family(sorted(env.reset(seed=held_out[0]).per_skill), env.config.budget)
+    family = {} if a.no_oracle else plan_family(sorted(env.domain.skills), env.config.budget)
     teachers |= {name: FixedReply(plan, name) for name, plan in family.items()}
     t = time.perf_counter()
     eval_overrides = {'iterations': a.eval_iterations} if a.eval_iterations else {}

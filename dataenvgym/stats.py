@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['parse_seeds', 'pair_by_seed', 'bootstrap_ci', 'mean', 'proportion_ci', 'win_rate', 'paired_difference', 'interval',
-           'markdown_table']
+__all__ = ['parse_seeds', 'pair_by_seed', 'bootstrap_ci', 'mean', 'proportion_ci', 'paired_difference', 'difference_interval',
+           'interval', 'markdown_table']
 
 # %% ../nbs/01_stats.ipynb #3ba94cef
 _FORMS = ('seeds are whole numbers ≥ 0, ranges like 0-9 (both ends included), lists like 0,3,7, '
@@ -88,7 +88,7 @@ def proportion_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[flo
     return round(max(0.0, float(ci.low)), 4), round(min(1.0, float(ci.high)), 4)
 
 # %% ../nbs/01_stats.ipynb #256b3b13
-def win_rate(diffs: Sequence[float]) -> float:
+def _win_rate(diffs: Sequence[float]) -> float:
     "The share of paired seeds the first of two won (`diffs`: first minus second; a tie counts half)."
     return float(np.mean([1.0 if d > 0 else 0.5 if d == 0 else 0.0 for d in diffs]))
 
@@ -103,8 +103,16 @@ def paired_difference(a: Sequence[dict], b: Sequence[dict], metric: str | Callab
     diffs = [value(x) - value(y) for x, y in both]
     if diff_digits is not None: diffs = [round(d, diff_digits) for d in diffs]
     return {'n': len(both), 'seeds': [x['seed'] for x, _ in both], 'mean_diff': mean(diffs, digits),
-            'ci': bootstrap_ci(diffs, confidence, digits=digits), 'win_rate': win_rate(diffs),
+            'ci': bootstrap_ci(diffs, confidence, digits=digits), 'win_rate': _win_rate(diffs),
             'diffs': [round(d, digits if diff_digits is None else diff_digits) for d in diffs]}
+
+# %% ../nbs/01_stats.ipynb #814932ba
+def difference_interval(d: dict[str, Any] | None) -> dict[str, Any] | None:
+    "A `paired_difference` as a benchmark's JSON reports it: `{mean, lo, hi, n}` (`lo`, `hi` None with one seed)."
+    if d is None: return None
+    lo, hi = d['ci'] or (None, None)
+    return {'mean': d['mean_diff'], 'lo': lo, 'hi': hi, 'n': d['n']}
+
 
 # %% ../nbs/01_stats.ipynb #4756a560
 def interval(ci: Sequence[float] | None, fmt: str = '+.1f') -> str:

@@ -36,7 +36,7 @@ class _GroupStep:
         if grade not in _GRADES: raise ValueError(f'grade={grade!r}: valid grades are {", ".join(_GRADES)}')
         self.env, self.fit, self.penalty, self.grade = env, {**env.config.fit, **_FAST_FIT, **(fit or {})}, penalty, grade
         # (seed, prefix) -> (the env's attributes after reset and prefix, val, budget, base)
-        self.seed, self.key, self.keep_seeds, self._starts = None, None, keep_seeds, {}
+        self.key, self.keep_seeds, self._starts = None, keep_seeds, {}
 
     def __repr__(self): return f'GroupStep({self.env!r}, fit={self.fit}, grade={self.grade!r})'
 
@@ -54,7 +54,7 @@ class _GroupStep:
         if key in self._starts:                  # a group's play changes neither the env nor its student
             kept = self._starts.pop(key)
             attrs, self.val, self.budget, self.base = kept
-            vars(self.env).update(attrs); self._starts[key], self.seed, self.key = kept, seed, key
+            vars(self.env).update(attrs); self._starts[key], self.key = kept, key
             return self.base
         obs, student = self.env.reset(seed=seed), self.env.student
         if not hasattr(student, 'fit_group'):
@@ -66,7 +66,7 @@ class _GroupStep:
                 raise ValueError(f'the prefix plan {plan!r} of seed {seed} was refused: {obs.error}')
         self.val = [self.env.domain.datum(t, source='val') for t in self.env.val]
         self.budget = obs.budget
-        self.base, self.seed, self.key = self.score(None).item(), seed, key
+        self.base, self.key = self.score(None).item(), key
         if self.keep_seeds:
             self._starts[key] = (dict(vars(self.env)), self.val, self.budget, self.base)
             while len(self._starts) > self.keep_seeds: self._starts.pop(next(iter(self._starts)))
@@ -76,7 +76,7 @@ class _GroupStep:
 # %% ../../nbs/53_teaching.fast.ipynb #2737bf9d
 def _plan_data(self: _GroupStep, plan: str, stream: int = 0) -> list[Datum] | str:
     "What the student trains on for `plan` (as `TeachingEnv.step` makes it), or why the env refuses it."
-    env, seed = self.env, self.seed
+    env, seed = self.env, self.key[0]            # the seed of the current start
     try: specs, _ = env._specs(env._parse(plan_action(plan, self.budget)))
     except (ValidationError, ValueError) as e: return f'Invalid action: {e}'
     at = env.state.iteration + 1                 # as `TeachingEnv.step` seeds its engine
