@@ -173,9 +173,10 @@ class TeachingConfig(BaseModel):
     budget: int = Field(default=300, ge=1, description='Examples a teacher may ask for per iteration.')
     max_data: int | None = Field(
         None, description='The episode also ends when accepted data reaches this; None: no such end.')
-    seed_per_subskill: int | dict[str, int | list[int]] = Field(
+    seed_per_subskill: int | dict[str, int | list[int]] | list[dict[str, int]] = Field(
         150, description='Seed-training examples per subskill: one count for all, or by name (missing: 0); a '
-                         'list of counts is drawn from per episode seed, so seed students differ in what they know.')
+                         'list of counts is drawn from per episode seed, so seed students differ in what they know; '
+                         'a list of such dicts (weakness profiles) has one profile drawn per episode seed.')
     val_per_subskill: int = Field(40, description='Validation tasks per subskill (what the teacher sees).')
     test_per_subskill: int = Field(
         100, description='Test tasks per subskill, scored after the episode (the teacher never sees them).')
@@ -200,10 +201,17 @@ class TeachingState(BaseModel):
     forest: SkillForest | None = None
 
 # %% ../../nbs/41_teaching.envs.ipynb #afae376f
+def _dealt(profiles: list, seed: int):
+    "The profile of `seed`, dealt like cards: each block of `len(profiles)` seeds holds each once, in a drawn order."
+    block, k = divmod(seed, len(profiles))
+    order = random.Random(stable_seed(block, 'seed profiles')).sample(range(len(profiles)), len(profiles))
+    return profiles[order[k]]
+
 def _seed_counts(domain: Domain, config: TeachingConfig, seed: int = 0) -> dict[str, int]:
     "Seed-training examples per subskill: the same for all, as the config lists them, or drawn for `seed`."
     n = config.seed_per_subskill
     if isinstance(n, int): return {s: n for s in domain.subskills}
+    if isinstance(n, list): n = _dealt(n, seed)
     for s in n: _check_choice(s, domain.subskills, 'subskill')
     drawn = lambda s, c: random.Random(stable_seed(seed, 'seed count', s)).choice(c) if isinstance(c, list) else c
     return {s: drawn(s, n.get(s, 0)) for s in domain.subskills}
