@@ -55,14 +55,19 @@ def run_folder(out: Path, preset: str, env_name: str, label: str, seed: int) -> 
     return out / preset.replace('/', '-') / env_name / label / f'seed{seed}'
 
 
+def finished_gain(folder: Path) -> float | None:
+    "The test gain (points) of the episode kept in `folder`, None if it has not finished."
+    if not (folder / 'result.jsonl').exists(): return None
+    return round(100 * read_jsonl(folder / 'result.jsonl', EpisodeResult)[0].test_gain, 2)
+
+
 def episode(preset: str, policy, label: str, seed: int, out: Path, env_name: str = 'skill-list') -> float:
     "The test gain (points) of `policy` in `env_name` on `seed`, run now or read back."
     folder = run_folder(out, preset, env_name, label, seed)
-    if (folder / 'result.jsonl').exists(): res = read_jsonl(folder / 'result.jsonl', EpisodeResult)[0]
-    else:
-        env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
-        if isinstance(policy, str): policy = make(f'policy:{env_name}/{policy}', domain=env.domain, llm=None)
-        with _torch_threads(1): res = run_episode(env, policy, folder, seed, progress=False)
+    if (gain := finished_gain(folder)) is not None: return gain
+    env = make(env_name, preset=preset, seed_cache=out / 'seed-students')
+    if isinstance(policy, str): policy = make(f'policy:{env_name}/{policy}', domain=env.domain, llm=None)
+    with _torch_threads(1): res = run_episode(env, policy, folder, seed, progress=False)
     return round(100 * res.test_gain, 2)
 
 

@@ -146,7 +146,7 @@ class RunConfig(BaseModel):
     budget: int | None = Field(default=None, ge=1,
             description="Training examples the teacher may write in an episode (None: the preset's).")
     seed_per_subskill: int | dict[str, int | list[int]] | list[dict[str, int]] | None = Field(None,
-            description="Seed data from the generator per subskill (or a dict by subskill, a list of counts drawn per seed, or a list of such dicts, one drawn per seed); 0: start from the checkpoint; None: the preset's.")
+            description="Seed data from the generator per subskill (or a dict by subskill, a list of counts drawn per seed, or a list of such dicts, one dealt per seed); 0: start from the checkpoint; None: the preset's.")
     fit: dict[str, Any] | None = Field(None,
             description="Overrides of the student's training settings in each iteration.")
     seed_fit: dict[str, Any] | None = Field(None,

@@ -176,7 +176,8 @@ class TeachingConfig(BaseModel):
     seed_per_subskill: int | dict[str, int | list[int]] | list[dict[str, int]] = Field(
         150, description='Seed-training examples per subskill: one count for all, or by name (missing: 0); a '
                          'list of counts is drawn from per episode seed, so seed students differ in what they know; '
-                         'a list of such dicts (weakness profiles) has one profile drawn per episode seed.')
+                         'a list of such dicts (weakness profiles) is dealt one per seed: each block of as many '
+                         'seeds as profiles holds each once.')
     val_per_subskill: int = Field(40, description='Validation tasks per subskill (what the teacher sees).')
     test_per_subskill: int = Field(
         100, description='Test tasks per subskill, scored after the episode (the teacher never sees them).')
@@ -201,7 +202,7 @@ class TeachingState(BaseModel):
     forest: SkillForest | None = None
 
 # %% ../../nbs/41_teaching.envs.ipynb #afae376f
-def _dealt(profiles: list, seed: int):
+def _dealt(profiles: list[dict[str, int]], seed: int) -> dict[str, int]:
     "The profile of `seed`, dealt like cards: each block of `len(profiles)` seeds holds each once, in a drawn order."
     block, k = divmod(seed, len(profiles))
     order = random.Random(stable_seed(block, 'seed profiles')).sample(range(len(profiles)), len(profiles))
