@@ -25,7 +25,7 @@ if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('name'); p.add_argument('overrides')
     p.add_argument('--seeds', nargs='+', required=True)
-    p.add_argument('--plans', nargs='+', required=True, help="fixed plans as JSON {skill: weight}, or 'with-state'")
+    p.add_argument('--plans', nargs='+', required=True, help="fixed plans as JSON {skill: weight}, or 'with-state' or 'no-state'")
     p.add_argument('--out', required=True)
     a = p.parse_args()
     preset, out = register_variant(a.name, json.loads(a.overrides)), Path(a.out)
