@@ -86,6 +86,16 @@ _MATH_PROFILES = Preset(
                           seed_per_subskill={'add_2digit': [0, 300], 'sub_2digit': [0, 300], 'mod_small': [0, 300],
                                              'frac_add': 0},
                           seed_fit={'steps': 3000}, fit={'steps': 600}))
+# math/missing-skill: each seed student lacks one of three skills — addition, subtraction or one-step linear
+# equations, dealt per seed — and has mastered the other two (3,000 seed examples each, 5,000 steps); it learns the
+# missing one from zero within the budget, and three older examples replayed per new one over 1,200 steps keep the
+# others, so an even split costs what it does not teach and the best plan depends on the student (issue 67)
+_MISSING = ['add_2digit', 'sub_2digit', 'lin_1step']
+_MATH_MISSING_SKILL = Preset(
+    subskills=_MISSING, settings=_MATH_PROFILES.settings,
+    config=_MATH_PROFILES.config.model_copy(update=dict(
+        replay=3.0, seed_fit={'steps': 5000}, fit={'steps': 1200},
+        seed_per_subskill=[{s: 0 if s == lacking else 3000 for s in _MISSING} for lacking in _MISSING])))
 
 
 # %% ../../nbs/47_teaching.presets.ipynb #834b4c82
@@ -93,6 +103,7 @@ PRESETS: dict[str, Preset] = {
     'math/embedded': _MATH,
     'math/undertrained-seed': _MATH_UNDERTRAINED,
     'math/profiles': _MATH_PROFILES,
+    'math/missing-skill': _MATH_MISSING_SKILL,
     'math/tiny': Preset(subskills=['add_2digit', 'add_3digit', 'mod_small'], settings=_TINY_LM, config=_TINY,
                         initial_allocation=5),
     'tools/embedded': Preset(
